@@ -27,6 +27,8 @@ def uuid_from_bytes(b):
     return u
 
 
+_py_uuid_from_bytes = uuid_from_bytes
+
 try:
     import _mrcodecs_speedups as _c
 except ImportError:

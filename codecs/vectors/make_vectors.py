@@ -1,0 +1,92 @@
+"""Write the stored test vectors of the mrcodecs wire format.
+
+Run once when a layout is *added* (``python codecs/vectors/make_vectors.py``);
+never to "fix" a failing test: the stored files pin the layout, and a test that
+fails against them means the encoder changed the bytes on the wire.
+
+Each case is a line ``<name>.line`` (the exact bytes one record takes on the
+wire, without the newline) described in ``manifest.json``: the key, the
+entries and the weight dtype.  Invalid lines live in ``invalid/`` with the
+start of the error message their decoding must raise.
+"""
+import json
+import os
+import struct
+import sys
+import uuid
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from mrcodecs import SparseVector, VectorProtocol  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def f64(b):
+    return struct.unpack("<d", b)[0]
+
+
+def f32(b):
+    return float(struct.unpack("<f", b)[0])
+
+
+CASES = [
+    ("empty_f64", uuid.UUID(int=0), [], "float64"),
+    # a key whose bytes are the five escaped values, ending in CR
+    ("one_entry_special_key", uuid.UUID(bytes=b"\x09\x0a\x0b\x0c\x0d" + bytes(range(0x30, 0x3a)) + b"\x0d"),
+     [(uuid.UUID(int=0x0A), 1.0)], "float64"),
+    ("float32_three", uuid.UUID("6ba7b810-9dad-11d1-80b4-00c04fd430c8"),
+     [(uuid.UUID(int=1), 0.5), (uuid.UUID(int=2), -2.0), (uuid.UUID(int=0x0D0D), f32(b"\x09\x0a\x0d\x0b"))],
+     "float32"),
+    # ids covering all 256 byte values; weights whose bytes are the escaped values
+    ("all_bytes_f64", uuid.UUID(bytes=bytes(range(240, 256))),
+     [(uuid.UUID(bytes=bytes(range(16 * i, 16 * i + 16))), f64(bytes([9 + (i % 5)] * 6) + b"\xf0\x3f"))
+      for i in range(16)], "float64"),
+    ("last_byte_escaped", uuid.UUID(int=0x0D),
+     [(uuid.UUID(int=0x0B), f64(b"\x00" * 7 + b"\x0b"[0:1]))], "float64"),
+]
+
+INVALID = [
+    ("no_tab", b"\x00" * 16, "cannot decode line: expected key TAB value, found no TAB"),
+    ("short_key", b"\x00" * 15 + b"\t\x01\x00\x00\x00\x00", "cannot decode UUID key: expected 16 bytes"),
+    ("bad_escape", b"\x00" * 16 + b"\t\x01\x00\x00\x00\x00\x0b9",
+     "cannot decode vector value: expected an escape sequence 0x0B 0x30..0x34"),
+    ("escape_at_end", b"\x00" * 16 + b"\t\x01\x00\x00\x00\x00\x0b",
+     "cannot decode vector value: expected an escape sequence 0x0B 0x30..0x34"),
+    ("raw_cr", b"\x00" * 16 + b"\t\x01\x00\x00\x00\x00\r",
+     "cannot decode vector value: expected an escape sequence 0x0B 0x30..0x34"),
+    ("unknown_kind", b"\x00" * 16 + b"\t\x07\x00\x00\x00\x00",
+     "cannot decode vector value: expected kind byte 0x01 (float64) or 0x02 (float32)"),
+    ("truncated", b"\x00" * 16 + b"\t\x01\x00\x00\x00\x02" + b"\x01" * 30,
+     "cannot decode vector value: header at byte offset 1 says 2 entries of float64"),
+    ("short_header", b"\x00" * 16 + b"\t\x01\x00", "cannot decode vector value: expected a 5-byte header"),
+]
+
+
+def main():
+    proto = VectorProtocol()
+    manifest = {"valid": [], "invalid": []}
+    for name, key, entries, dtype in CASES:
+        vec = SparseVector.from_dict(dict(entries), dtype=np.dtype(dtype))
+        line = proto.write(key, vec)
+        with open(os.path.join(HERE, name + ".line"), "wb") as f:
+            f.write(line)
+        manifest["valid"].append({
+            "name": name,
+            "key": str(key),
+            "dtype": dtype,
+            "entries": [[str(u), w.hex()] for u, w in entries],
+        })
+    os.makedirs(os.path.join(HERE, "invalid"), exist_ok=True)
+    for name, line, message in INVALID:
+        with open(os.path.join(HERE, "invalid", name + ".line"), "wb") as f:
+            f.write(line)
+        manifest["invalid"].append({"name": name, "error": message})
+    with open(os.path.join(HERE, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
