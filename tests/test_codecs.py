@@ -321,3 +321,31 @@ def test_pure_python_twin_when_speedups_are_missing():
 def test_speedups_are_built_in_the_test_environment():
     # make test installs the project with its C twin; the benchmarks rely on it
     assert mrcodecs.SPEEDUPS
+
+
+def test_encoding_views_and_subclasses_matches_plain_vectors(framing_impl):
+    # the C fast path takes only plain contiguous arrays; everything else goes
+    # through the Python path, which must give the same bytes
+    rng = np.random.default_rng(21)
+    v = random_vector(rng, 40)
+    view = SparseVector._trusted(v.ids[::2], v.weights[::2])
+    plain = SparseVector(v.ids[::2].copy(), v.weights[::2].copy())
+
+    class MyVector(SparseVector):
+        __slots__ = ()
+
+    sub = MyVector(plain.ids, plain.weights)
+    key = random_uuid(rng)
+    p = VectorProtocol()
+    assert p.write(key, view) == p.write(key, plain) == p.write(key, sub)
+    assert VectorValueProtocol().write(None, view) == VectorValueProtocol().write(None, plain)
+    _, back = p.read(p.write(key, view))
+    assert back == plain and not back.weights.flags.writeable
+
+
+def test_decoded_arrays_outlive_the_line():
+    p = VectorProtocol()
+    v = SparseVector.from_dict({uuid.UUID(int=9): 2.5, uuid.UUID(int=10): -1.0})
+    _, back = p.read(bytes(p.write(uuid.UUID(int=1), v)))
+    del _
+    assert back.to_dict() == v.to_dict() and back.weights.tolist() == [2.5, -1.0]

@@ -12,8 +12,12 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 
 #define ESC 0x0B
 #define LO 0x09
@@ -163,6 +167,19 @@ escape(PyObject *self, PyObject *arg)
  * a byte in 0x09..0x0D other than the escape byte, an escape byte at the end,
  * or an escape byte followed by anything but 0x30..0x34.
  */
+static PyObject *unescape(PyObject *self, PyObject *arg);
+
+static PyObject *
+unescape_or_null(PyObject *arg)
+{
+    PyObject *r = unescape(NULL, arg);
+    if (r != NULL && PyLong_Check(r)) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    return r;
+}
+
 static PyObject *
 unescape(PyObject *self, PyObject *arg)
 {
@@ -275,7 +292,9 @@ escape_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
-static PyObject *uuid_type, *uuid_is_safe, *str_int, *str_is_safe;
+static PyObject *uuid_type, *uuid_is_safe, *vector_type;
+static PyObject *str_int, *str_is_safe, *str_ids, *str_weights;
+static PyArray_Descr *descr_ids, *descr_f64, *descr_f32;
 
 /* set_uuid_type(uuid.UUID, uuid.SafeUUID.unknown): enables uuid_from_bytes. */
 static PyObject *
@@ -286,6 +305,219 @@ set_uuid_type(PyObject *self, PyObject *args)
         return NULL;
     Py_XSETREF(uuid_type, Py_NewRef(t));
     Py_XSETREF(uuid_is_safe, Py_NewRef(safe));
+    Py_RETURN_NONE;
+}
+
+/* set_vector_type(SparseVector): enables the vector record functions. */
+static PyObject *
+set_vector_type(PyObject *self, PyObject *t)
+{
+    Py_XSETREF(vector_type, Py_NewRef(t));
+    Py_RETURN_NONE;
+}
+
+/*
+ * Fast paths for the sparse vector record (SPEC.md 3.2).  Each returns None
+ * for anything but the plain case -- a wrong type, a non-contiguous array,
+ * malformed input, a non-finite weight -- and the Python code then does the
+ * work itself, raising the documented error with its message.
+ */
+#define KIND_F64 0x01
+#define KIND_F32 0x02
+#define HEADER_SIZE 5
+
+/* Borrowed-free view of a SparseVector's arrays; 0 when not the plain case. */
+static int
+vector_arrays(PyObject *vector, PyArrayObject **ids, PyArrayObject **weights, int *kind)
+{
+    if (vector_type == NULL || Py_TYPE(vector) != (PyTypeObject *)vector_type)
+        return 0;
+    PyObject *i = PyObject_GetAttr(vector, str_ids);
+    PyObject *w = i ? PyObject_GetAttr(vector, str_weights) : NULL;
+    if (w == NULL) {
+        PyErr_Clear();
+        Py_XDECREF(i);
+        return 0;
+    }
+    if (!PyArray_CheckExact(i) || !PyArray_CheckExact(w) || PyArray_NDIM((PyArrayObject *)i) != 1
+        || PyArray_NDIM((PyArrayObject *)w) != 1
+        || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)i) || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)w)
+        || PyArray_TYPE((PyArrayObject *)i) != NPY_STRING || PyArray_ITEMSIZE((PyArrayObject *)i) != 16
+        || PyArray_DIM((PyArrayObject *)i, 0) != PyArray_DIM((PyArrayObject *)w, 0)
+        || PyArray_DIM((PyArrayObject *)i, 0) > 0xFFFFFFFFLL
+        || !PyArray_ISNOTSWAPPED((PyArrayObject *)w)) {
+        Py_DECREF(i);
+        Py_DECREF(w);
+        return 0;
+    }
+    int t = PyArray_TYPE((PyArrayObject *)w);
+    if (t == NPY_FLOAT64)
+        *kind = KIND_F64;
+    else if (t == NPY_FLOAT32)
+        *kind = KIND_F32;
+    else {
+        Py_DECREF(i);
+        Py_DECREF(w);
+        return 0;
+    }
+    *ids = (PyArrayObject *)i;
+    *weights = (PyArrayObject *)w;
+    return 1;
+}
+
+static int
+all_finite(PyArrayObject *w, int kind)
+{
+    /* Non-finite exactly when the exponent bits are all ones; an OR over
+     * integers vectorizes, a float reduction would not. */
+    npy_intp n = PyArray_DIM(w, 0), k;
+    const unsigned char *p = PyArray_DATA(w);
+    if (kind == KIND_F64) {
+        uint64_t bad = 0, bits;
+        for (k = 0; k < n; k++) {
+            memcpy(&bits, p + 8 * k, 8);
+            bad |= (bits & 0x7FF0000000000000ULL) == 0x7FF0000000000000ULL;
+        }
+        return !bad;
+    }
+    uint32_t bad32 = 0, bits32;
+    for (k = 0; k < n; k++) {
+        memcpy(&bits32, p + 4 * k, 4);
+        bad32 |= (bits32 & 0x7F800000U) == 0x7F800000U;
+    }
+    return !bad32;
+}
+
+/* The 16 big-endian bytes of a uuid.UUID into out; 0 when not a UUID. */
+static int
+uuid_bytes(PyObject *key, unsigned char *out)
+{
+    if (uuid_type == NULL || !PyObject_TypeCheck(key, (PyTypeObject *)uuid_type))
+        return 0;
+    PyObject *value = PyObject_GetAttr(key, str_int);
+    if (value == NULL || !PyLong_Check(value)
+        || _PyLong_AsByteArray((PyLongObject *)value, out, 16, 0, 0) < 0) {
+        PyErr_Clear();
+        Py_XDECREF(value);
+        return 0;
+    }
+    Py_DECREF(value);
+    return 1;
+}
+
+/* encode_vector_line(key or None, vector, allow_nonfinite) -> bytes or None.
+ * With key None, only the escaped value. */
+static PyObject *
+encode_vector_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3)
+        Py_RETURN_NONE;
+    PyObject *key = args[0], *vector = args[1];
+    int allow_nonfinite = PyObject_IsTrue(args[2]);
+    unsigned char key_raw[16], header[HEADER_SIZE];
+    PyArrayObject *ids, *w;
+    int kind;
+    if (allow_nonfinite < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (key != Py_None && !uuid_bytes(key, key_raw))
+        Py_RETURN_NONE;
+    if (!vector_arrays(vector, &ids, &w, &kind))
+        Py_RETURN_NONE;
+    if (!allow_nonfinite && !all_finite(w, kind)) {
+        Py_DECREF(ids);
+        Py_DECREF(w);
+        Py_RETURN_NONE;
+    }
+    npy_intp n = PyArray_DIM(ids, 0);
+    header[0] = (unsigned char)kind;
+    header[1] = (unsigned char)(n >> 24);
+    header[2] = (unsigned char)(n >> 16);
+    header[3] = (unsigned char)(n >> 8);
+    header[4] = (unsigned char)n;
+    const unsigned char *id_bytes = PyArray_DATA(ids), *w_bytes = PyArray_DATA(w);
+    Py_ssize_t id_len = 16 * n, w_len = (Py_ssize_t)PyArray_ITEMSIZE(w) * n;
+    Py_ssize_t total = HEADER_SIZE + id_len + w_len
+        + count_special(header, HEADER_SIZE) + count_special(id_bytes, id_len)
+        + count_special(w_bytes, w_len);
+    if (key != Py_None)
+        total += 17 + count_special(key_raw, 16);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, total + SLACK);
+    if (out != NULL) {
+        unsigned char *d0 = (unsigned char *)PyBytes_AS_STRING(out), *d = d0;
+        if (key != Py_None) {
+            d = escape_into(d, key_raw, 16);
+            *d++ = '\t';
+        }
+        d = escape_into(d, header, HEADER_SIZE);
+        d = escape_into(d, id_bytes, id_len);
+        d = escape_into(d, w_bytes, w_len);
+        if (_PyBytes_Resize(&out, d - d0) < 0)
+            out = NULL;
+    }
+    Py_DECREF(ids);
+    Py_DECREF(w);
+    return out;
+}
+
+/* Unescape into a new bytes object, or NULL with no error set when malformed. */
+static PyObject *
+unescape_or_null(PyObject *arg);
+
+/* decode_vector(escaped value) -> SparseVector or None (malformed: the Python
+ * decoder then raises the documented error). Arrays view the unescaped bytes. */
+static PyObject *
+decode_vector(PyObject *self, PyObject *arg)
+{
+    if (vector_type == NULL)
+        Py_RETURN_NONE;
+    PyObject *raw = unescape_or_null(arg);
+    if (raw == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(raw);
+    Py_ssize_t size = PyBytes_GET_SIZE(raw);
+    PyArray_Descr *wd;
+    if (size < HEADER_SIZE || (s[0] != KIND_F64 && s[0] != KIND_F32))
+        goto malformed;
+    wd = s[0] == KIND_F64 ? descr_f64 : descr_f32;
+    npy_intp n = ((npy_intp)s[1] << 24) | ((npy_intp)s[2] << 16) | ((npy_intp)s[3] << 8) | s[4];
+    Py_ssize_t end_ids = HEADER_SIZE + 16 * n;
+    if (size != end_ids + (Py_ssize_t)PyDataType_ELSIZE(wd) * n)
+        goto malformed;
+    Py_INCREF(descr_ids);
+    PyObject *ids = PyArray_NewFromDescr(&PyArray_Type, descr_ids, 1, &n, NULL,
+                                         (void *)(s + HEADER_SIZE), 0, NULL);
+    if (ids == NULL || PyArray_SetBaseObject((PyArrayObject *)ids, Py_NewRef(raw)) < 0) {
+        Py_XDECREF(ids);
+        Py_DECREF(raw);
+        return NULL;
+    }
+    Py_INCREF(wd);
+    PyObject *w = PyArray_NewFromDescr(&PyArray_Type, wd, 1, &n, NULL,
+                                       (void *)(s + end_ids), 0, NULL);
+    if (w == NULL || PyArray_SetBaseObject((PyArrayObject *)w, Py_NewRef(raw)) < 0) {
+        Py_XDECREF(w);
+        Py_DECREF(ids);
+        Py_DECREF(raw);
+        return NULL;
+    }
+    Py_DECREF(raw);
+    PyTypeObject *tp = (PyTypeObject *)vector_type;
+    PyObject *v = tp->tp_alloc(tp, 0);
+    if (v == NULL || PyObject_GenericSetAttr(v, str_ids, ids) < 0
+        || PyObject_GenericSetAttr(v, str_weights, w) < 0) {
+        Py_XDECREF(v);
+        v = NULL;
+    }
+    Py_DECREF(ids);
+    Py_DECREF(w);
+    return v;
+malformed:
+    Py_DECREF(raw);
     Py_RETURN_NONE;
 }
 
@@ -325,6 +557,11 @@ static PyMethodDef methods[] = {
     {"escape_line", (PyCFunction)(void (*)(void))escape_line, METH_FASTCALL,
      "escape_line(key, *value_parts): escaped key, TAB, escaped concatenated value."},
     {"set_uuid_type", set_uuid_type, METH_VARARGS, "Register uuid.UUID and SafeUUID.unknown."},
+    {"set_vector_type", set_vector_type, METH_O, "Register mrcodecs.SparseVector."},
+    {"encode_vector_line", (PyCFunction)(void (*)(void))encode_vector_line, METH_FASTCALL,
+     "encode_vector_line(key or None, vector, allow_nonfinite) -> bytes, or None if not plain."},
+    {"decode_vector", decode_vector, METH_O,
+     "decode_vector(escaped) -> SparseVector, or None if malformed."},
     {"uuid_from_bytes", uuid_from_bytes, METH_O, "uuid.UUID from exactly 16 bytes."},
     {"escape", escape, METH_O, "Escape bytes 0x09..0x0D (see codecs/SPEC.md)."},
     {"unescape", unescape, METH_O,
@@ -339,9 +576,20 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__mrcodecs_speedups(void)
 {
+    import_array();
     str_int = PyUnicode_InternFromString("int");
     str_is_safe = PyUnicode_InternFromString("is_safe");
-    if (str_int == NULL || str_is_safe == NULL)
+    str_ids = PyUnicode_InternFromString("ids");
+    str_weights = PyUnicode_InternFromString("weights");
+    if (str_int == NULL || str_is_safe == NULL || str_ids == NULL || str_weights == NULL)
+        return NULL;
+    descr_ids = PyArray_DescrNewFromType(NPY_STRING);
+    if (descr_ids == NULL)
+        return NULL;
+    PyDataType_SET_ELSIZE(descr_ids, 16);
+    descr_f64 = PyArray_DescrFromType(NPY_FLOAT64);
+    descr_f32 = PyArray_DescrFromType(NPY_FLOAT32);
+    if (descr_f64 == NULL || descr_f32 == NULL)
         return NULL;
     return PyModule_Create(&module);
 }

@@ -37,6 +37,23 @@ _MAX_COUNT = 0xFFFFFFFF
 # The header of a one-entry vector, the most frequent record (index mappers).
 _HEADER_1 = {_F64: _HEADER.pack(KIND_VECTOR_F64, 1), _F32: _HEADER.pack(KIND_VECTOR_F32, 1)}
 _KIND_OF = {_F64: KIND_VECTOR_F64, _F32: KIND_VECTOR_F32}
+try:
+    import _mrcodecs_speedups as _c
+except ImportError:  # no compiler at install time, or shipped as a zip
+    _c = None
+if _c is not None:
+    _c.set_vector_type(SparseVector)
+    # C fast paths for the plain case; they return None for anything else,
+    # and the Python code below then does the work and raises the errors.
+    _fast_line = _c.encode_vector_line
+    _fast_decode = _c.decode_vector
+else:
+    def _fast_line(key, vector, allow_nonfinite):
+        return None
+
+    def _fast_decode(data):
+        return None
+
 _isfinite = np.isfinite
 _math_isfinite = math.isfinite
 _frombuffer = np.frombuffer
@@ -119,12 +136,18 @@ def encode_vector(vector, allow_nonfinite=False):
         ``vector`` is not a SparseVector, or has non-finite weights (unless
         ``allow_nonfinite``).
     """
+    line = _fast_line(None, vector, allow_nonfinite)
+    if line is not None:
+        return line
     header, ids, w = _vector_parts(vector, allow_nonfinite)
     return escape(b"".join((header, ids.tobytes(), w.tobytes())))
 
 
 def encode_uuid_vector_line(key, vector, allow_nonfinite=False):
     """One line: escaped UUID key, TAB, escaped vector (no trailing newline)."""
+    line = _fast_line(key, vector, allow_nonfinite)
+    if line is not None:
+        return line
     header, ids, w = _vector_parts(vector, allow_nonfinite)
     return escape_line(_key_bytes(key), header, ids, w)
 
@@ -136,6 +159,9 @@ def decode_vector(data, what="vector value"):
     entry count exactly; trusts the order of ids and the weights' values
     (see SPEC.md, "What decoding checks").
     """
+    vector = _fast_decode(data)
+    if vector is not None:
+        return vector
     raw = _unescape(data, what)
     size = len(raw)
     if size < _HEADER_SIZE:
