@@ -124,7 +124,7 @@ def _vector_parts(vector, allow_nonfinite):
                 "(use allow_nonfinite=True to carry NaN and infinities)"
                 % (float(w[bad]), bad)
             )
-    return header, ids, w
+    return header, np.ascontiguousarray(ids), np.ascontiguousarray(w)
 
 
 def encode_vector(vector, allow_nonfinite=False):
