@@ -6,7 +6,7 @@ import uuid
 import numpy as np
 import pytest
 
-from .mr_posting_lists import MRPostingLists
+from examples.mr_posting_lists import MRPostingLists
 
 SPECIAL = [0x09, 0x0A, 0x0B, 0x0C, 0x0D]
 
