@@ -1,0 +1,1 @@
+"""Examples of mrsparse: a sample corpus, a corpus generator, a walk-through."""

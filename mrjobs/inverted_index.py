@@ -1,0 +1,50 @@
+"""MRInvertedIndex: sparse vectors in, one posting list per feature out.
+
+Usage::
+
+    python -m mrjobs.inverted_index [mrjob options] [options] INPUT...
+
+Each output line (``--output-format json``, the default) is a feature's UUID
+and its posting list, the documents that hold the feature with their
+weights::
+
+    "<feature uuid>"\\t{"<doc uuid>": weight, ...}
+
+``--output-format compact`` writes :class:`mrcodecs.VectorProtocol` records
+(feature UUID -> SparseVector over document ids).  Input formats and the
+counters of bad input are described in :mod:`mrjobs.parsing` and
+:mod:`mrjobs.base`.
+
+Memory: a mapper buffers at most ``--buffer-entries`` postings before it
+flushes them grouped by feature; a reducer holds one posting list (at most
+``--max-df`` entries when that is set).
+"""
+from mrjob.step import MRStep
+
+from mrcodecs.jobwire import Stripe
+from mrjobs.base import SparseJob
+
+__all__ = ["MRInvertedIndex"]
+
+
+class MRInvertedIndex(SparseJob):
+    """Build one posting list per feature (feature -> {document: weight})."""
+
+    def steps(self):
+        return [MRStep(mapper_init=self.mapper_index_init, mapper=self.mapper_index,
+                       mapper_final=self.mapper_index_final,
+                       reducer_init=self._task_init, reducer=self.reducer_postings,
+                       reducer_final=self._task_final)]
+
+    def pairs_of(self, n_corpus, n_queries):
+        return 0  # the index computes no products
+
+    def reducer_postings(self, feature, fragments):
+        postings = self.assemble_postings(feature, fragments)
+        if postings is not None:
+            ids, w, _ = postings[0]
+            yield feature, Stripe(ids, w)
+
+
+if __name__ == "__main__":
+    MRInvertedIndex.run()

@@ -1,0 +1,61 @@
+"""mrjobs.testing.run_job on a job that is not ours (the README example)."""
+import uuid
+
+import pytest
+from mrjob.job import MRJob
+from mrjob.protocol import JSONValueProtocol
+
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.testing import JobRun, run_job
+
+
+class MRWordCount(MRJob):
+    def mapper(self, _, line):
+        for word in line.split():
+            yield word, 1
+            self.increment_counter("words", "seen")
+
+    def combiner(self, word, counts):
+        yield word, sum(counts)
+
+    def reducer(self, word, counts):
+        yield word, sum(counts)
+
+
+class MRLengths(MRJob):
+    OUTPUT_PROTOCOL = JSONValueProtocol
+
+    def mapper(self, _, line):
+        yield None, len(line)
+
+    def reducer(self, _, lengths):
+        yield None, sorted(lengths)
+
+
+def test_word_count():
+    result = run_job(MRWordCount, ["a b", "b", "", "c b"])
+    assert isinstance(result, JobRun)
+    assert result.output == [("a", 1), ("b", 3), ("c", 1)]
+    assert result.counters == {"words": {"seen": 5}}
+    assert result.lines == [b'"a"\t1', b'"b"\t3', b'"c"\t1']
+
+
+def test_bytes_input_and_value_protocol():
+    assert run_job(MRLengths, [b"xyz", b"", "\u00e9"]).output == [(None, [0, 1, 3])]  # text lines: "\u00e9" is 1 char
+
+
+def test_input_paths_and_args(tmp_path):
+    p = tmp_path / "in.jsonl"
+    p.write_text('{"id": "%s", "features": {"%s": 2}}\n{"id": "%s", "features": {"%s": 3}}\n'
+                 % (uuid.UUID(int=1), uuid.UUID(int=9), uuid.UUID(int=2), uuid.UUID(int=9)))
+    result = run_job(MRSparseDotProducts, None, ["--include-self"], input_paths=[str(p)])
+    assert dict(result.output)[uuid.UUID(int=1)] == {uuid.UUID(int=1): 4.0, uuid.UUID(int=2): 6.0}
+
+
+def test_job_errors_propagate():
+    class MRBroken(MRJob):
+        def mapper(self, _, line):
+            raise RuntimeError("boom on " + line)
+
+    with pytest.raises(RuntimeError, match="boom on x"):
+        run_job(MRBroken, ["x"])
