@@ -349,3 +349,22 @@ def test_decoded_arrays_outlive_the_line():
     _, back = p.read(bytes(p.write(uuid.UUID(int=1), v)))
     del _
     assert back.to_dict() == v.to_dict() and back.weights.tolist() == [2.5, -1.0]
+
+
+@pytest.mark.parametrize("case", _manifest()["stripes"], ids=lambda c: c["name"])
+def test_stored_stripe_vectors_decode_and_encode_byte_exact(case):
+    from mrcodecs.jobwire import Stripe, StripeProtocol
+
+    line = _read(case["name"] + ".line")
+    hexfloats = lambda xs: None if xs is None else [float.fromhex(x) for x in xs]  # noqa: E731
+    stats = hexfloats(case["stats"])
+    stripe = Stripe(
+        np.array([bytes.fromhex(i) for i in case["ids"]], dtype="S16"),
+        np.array(hexfloats(case["values"]), dtype=case["dtype"]),
+        None if stats is None else np.array(stats),
+        None if case["self_stat"] is None else float.fromhex(case["self_stat"]),
+        case["query"],
+    )
+    key, value = StripeProtocol().read(line)
+    assert key == bytes.fromhex(case["key"]) and value == stripe
+    assert StripeProtocol().write(key, stripe) == line

@@ -19,6 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from mrcodecs import SparseVector, VectorProtocol  # noqa: E402
+from mrcodecs.jobwire import Stripe, StripeProtocol  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -64,6 +65,15 @@ INVALID = [
 ]
 
 
+# Stripe records (jobwire): (name, raw key, ids, values, dtype, stats, self_stat, query)
+STRIPES = [
+    ("stripe_plain", b"\x0d" * 16, [b"\x09" * 16, b"\x0b" * 15 + b"\x0d"], [0.5, -1.25], "float64",
+     None, None, False),
+    ("stripe_f32_stats_query", bytes(range(16)), [bytes(range(16, 32))], [2.0], "float32",
+     [9.0], 3.0, True),
+]
+
+
 def main():
     proto = VectorProtocol()
     manifest = {"valid": [], "invalid": []}
@@ -77,6 +87,23 @@ def main():
             "key": str(key),
             "dtype": dtype,
             "entries": [[str(u), w.hex()] for u, w in entries],
+        })
+    manifest["stripes"] = []
+    for name, key, ids, values, dtype, stats, self_stat, query in STRIPES:
+        stripe = Stripe(
+            np.array(ids, dtype="S16"),
+            np.array(values, dtype=dtype),
+            None if stats is None else np.array(stats, dtype=np.float64),
+            self_stat,
+            query,
+        )
+        with open(os.path.join(HERE, name + ".line"), "wb") as f:
+            f.write(StripeProtocol().write(key, stripe))
+        manifest["stripes"].append({
+            "name": name, "key": key.hex(), "ids": [i.hex() for i in ids],
+            "values": [float(v).hex() for v in values], "dtype": dtype,
+            "stats": None if stats is None else [float(v).hex() for v in stats],
+            "self_stat": None if self_stat is None else float(self_stat).hex(), "query": query,
         })
     os.makedirs(os.path.join(HERE, "invalid"), exist_ok=True)
     for name, line, message in INVALID:
