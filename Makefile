@@ -21,7 +21,7 @@ test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 run: install
-	$(PY) examples/strongest_pairs.py
+	$(PY) -m examples.strongest_pairs
 
 bench: install
 	$(PY) -m bench.wire
