@@ -55,6 +55,7 @@ import numpy as np
 
 from .errors import DecodeError, EncodeError
 from .framing import _offset_error, _unescape_or_offset, escape
+from .protocols import KeyValueProtocol
 from .vector import ID_DTYPE
 
 __all__ = [
@@ -238,27 +239,15 @@ def decode_stripe(data, what="stripe value"):
     return Stripe(ids, values, stats, self_stat, bool(flags & FLAG_QUERY))
 
 
-class StripeProtocol:
+class StripeProtocol(KeyValueProtocol):
     """mrjob protocol: raw 16-byte id key, TAB, :class:`Stripe` value.
 
     Reducer input arrives grouped by key, so the last decoded key is reused
     when the next line starts with the same key bytes.
     """
 
-    def __init__(self):
-        self._last_key_bytes = None
-        self._last_key = None
-
-    def read(self, line):
-        key_bytes, tab, value_bytes = line.partition(b"\t")
-        if not tab:
-            raise DecodeError(
-                "cannot decode line: expected key TAB value, found no TAB in %d bytes "
-                "(%.60r)" % (len(line), bytes(line)))
-        if key_bytes != self._last_key_bytes:
-            self._last_key = decode_id_key(key_bytes)
-            self._last_key_bytes = key_bytes
-        return self._last_key, decode_stripe(value_bytes)
+    decode_key = staticmethod(decode_id_key)
+    decode_value = staticmethod(decode_stripe)
 
     def write(self, key, value):
         return b"%s\t%s" % (encode_id_key(key), encode_stripe(value))

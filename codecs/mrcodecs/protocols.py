@@ -7,10 +7,39 @@ Key and value are separated by one TAB; neither contains TAB, LF or CR.
 from .errors import DecodeError
 from .records import decode_uuid, decode_vector, encode_uuid_vector_line, encode_vector
 
-__all__ = ["VectorProtocol", "VectorValueProtocol"]
+__all__ = ["KeyValueProtocol", "VectorProtocol", "VectorValueProtocol"]
 
 
-class VectorProtocol:
+class KeyValueProtocol:
+    """Base of the ``key TAB value`` protocols: splits the line and keeps the
+    last decoded key, reused while the next lines have the same key bytes
+    (reducer input arrives grouped by key).
+
+    Subclasses set ``decode_key``/``decode_value`` (functions of the escaped
+    bytes) and define ``write``.
+    """
+
+    decode_key = None
+    decode_value = None
+
+    def __init__(self):
+        self._last_key_bytes = None
+        self._last_key = None
+
+    def read(self, line):
+        key_bytes, tab, value_bytes = line.partition(b"\t")
+        if not tab:
+            raise DecodeError(
+                "cannot decode line: expected key TAB value, found no TAB in %d bytes "
+                "(%.60r)" % (len(line), bytes(line))
+            )
+        if key_bytes != self._last_key_bytes:
+            self._last_key = self.decode_key(key_bytes)
+            self._last_key_bytes = key_bytes
+        return self._last_key, self.decode_value(value_bytes)
+
+
+class VectorProtocol(KeyValueProtocol):
     """``uuid.UUID`` key, TAB, :class:`~mrcodecs.SparseVector` value.
 
     Reducer input arrives grouped by key, so the last decoded key is kept and
@@ -31,22 +60,8 @@ class VectorProtocol:
     """
 
     allow_nonfinite = False
-
-    def __init__(self):
-        self._last_key_bytes = None
-        self._last_key = None
-
-    def read(self, line):
-        key_bytes, tab, value_bytes = line.partition(b"\t")
-        if not tab:
-            raise DecodeError(
-                "cannot decode line: expected key TAB value, found no TAB in %d bytes "
-                "(%.60r)" % (len(line), bytes(line))
-            )
-        if key_bytes != self._last_key_bytes:
-            self._last_key = decode_uuid(key_bytes)
-            self._last_key_bytes = key_bytes
-        return self._last_key, decode_vector(value_bytes)
+    decode_key = staticmethod(decode_uuid)
+    decode_value = staticmethod(decode_vector)
 
     def write(self, key, value):
         return encode_uuid_vector_line(key, value, self.allow_nonfinite)
