@@ -5,29 +5,39 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install test test-fast run bench lint clean vectors
+.PHONY: install engines test test-fast run bench lint clean vectors
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c
-	$(PY) -m pip install -q -e '.[test,bench,examples]'
+	$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr]'
 	touch $@
 
 install: $(STAMP)
 
-test: install
+# Real Hadoop Streaming runs on pyspark's Hadoop client jars (installed above)
+# plus the hadoop-streaming jar from Maven Central, cached in .cache/engines.
+engines: install
+	tests/engines/fetch-jars.sh
+
+test: install engines
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# everything but the real engines (Hadoop, Spark, EMR mock): a quick loop while coding
+test-fast: install
+	$(PY) -m pytest -m "not engines" $(PYTEST_ARGS)
 
 run: install
 	$(PY) -m examples.strongest_pairs
 
 bench: install
 	$(PY) -m bench.wire
+	$(PY) -m bench.jobs
 
 lint: install
-	$(PY) -m pyflakes mrjobs codecs/mrcodecs tests examples bench 2>/dev/null || $(PY) -m compileall -q mrjobs codecs/mrcodecs tests examples bench
+	$(PY) -m pyflakes mrjobs codecs tests examples bench setup.py
 
 vectors: install
 	$(PY) codecs/vectors/make_vectors.py

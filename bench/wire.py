@@ -52,11 +52,9 @@ and ``bench/results/wire.png``.  The benchmark reports; it never asserts.
 import argparse
 import binascii
 import gc
-import math
 import struct
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -167,6 +165,7 @@ def mapwritable_encode(key, vector):
 
     Examples
     --------
+    >>> import uuid
     >>> rec = mapwritable_encode(uuid.UUID(int=1),
     ...                          SparseVector.from_dict({uuid.UUID(int=2): 0.5}))
     >>> len(rec) == MW_RECORD_OVERHEAD + 30 == 101

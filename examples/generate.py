@@ -20,9 +20,7 @@ installed (``pip install mrsparse[examples]``); without it the generator
 runs silently.
 """
 import argparse
-import json
 import sys
-import uuid
 
 import numpy as np
 

@@ -45,7 +45,7 @@ from mrjob.step import MRStep
 from mrcodecs.jobwire import Stripe
 from mrjobs.base import WORK, SparseJob
 from mrjobs.kernels import group_starts, sort_sum, top_k_order
-from mrjobs.measures import MEASURES, has_stats, prepare, score
+from mrjobs.measures import MEASURES, prepare, score
 
 __all__ = ["MRSparseDotProducts"]
 

@@ -1,6 +1,5 @@
 import pytest
 
-import mrcodecs
 from mrcodecs import framing, records, vector
 
 

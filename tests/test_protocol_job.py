@@ -1,6 +1,5 @@
 """VectorProtocol as an internal protocol through mrjob's inline and local runners."""
 import collections
-import json
 import uuid
 
 import numpy as np
