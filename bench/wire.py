@@ -288,6 +288,7 @@ def base64_encode(key, vector):
 
     Examples
     --------
+    >>> import uuid
     >>> line = base64_encode(uuid.UUID(int=1),
     ...                      SparseVector.from_dict({uuid.UUID(int=2): 0.5}))
     >>> len(line) == 24 + 1 + 32

@@ -12,7 +12,7 @@ MODULES = sorted(
     "%s.%s" % (pkg.__name__, m.name)
     for pkg in (mrcodecs, mrjobs)
     for m in pkgutil.iter_modules(pkg.__path__)
-)
+) + ["bench.wire"]
 
 
 @pytest.mark.parametrize("name", MODULES)
