@@ -6,9 +6,11 @@ json`` uses :class:`JSONStripeProtocol`, which is mrjob's
 same Python objects -- raw 16-byte keys and :class:`~mrcodecs.jobwire.Stripe`
 values -- so both wires run identical job logic.
 
-JSON layout of a stripe: key = 32 lower-case hex digits of the UUID (sorts
-like the bytes); value = ``{"i": [hex ids], "v": [values], "s": [stats]?,
-"o": own stat?, "q": 1?, "f": 1?}`` (``f`` marks float32 values).
+JSON layout of a stripe, as a user of JSONProtocol would write it: key = the
+UUID string (``"8-4-4-4-12"`` lower-case hex, which sorts like the bytes);
+value = ``{"w": {"<uuid>": value, ...}, "s": [stats]?, "o": own stat?,
+"q": 1?, "f": 1?}`` (entries in id order; ``s`` parallel to ``w``; ``f``
+marks float32 values).
 """
 import json
 import uuid
@@ -35,21 +37,27 @@ class JSONStripeProtocol(JSONProtocol):
     def read(self, line):
         key, value = JSONProtocol.read(self, line)
         try:
-            hexids = value["i"]
-            ids = np.frombuffer(bytes.fromhex("".join(hexids)), ID_DTYPE)
-            values = np.array(value["v"], dtype=np.float32 if value.get("f") else np.float64)
+            weights = value["w"]
+            text = "".join(weights)
+            if len(text) != 36 * len(weights):
+                raise ValueError("ids must be UUID strings of 36 characters")
+            ids = np.frombuffer(bytes.fromhex(text.replace("-", "")), ID_DTYPE)
+            values = np.fromiter(weights.values(), dtype=np.float32 if value.get("f") else np.float64,
+                                 count=len(weights))
             stats = value.get("s")
             if stats is not None:
                 stats = np.array(stats, dtype=np.float64)
-            return bytes.fromhex(key), Stripe(ids, values, stats, value.get("o"),
-                                               bool(value.get("q")))
+            return uuid.UUID(key).bytes, Stripe(ids, values, stats, value.get("o"),
+                                                bool(value.get("q")))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise DecodeError("cannot decode JSON stripe line %.80r: %s" % (line, e)) from None
 
     def write(self, key, value):
-        h = value.ids.tobytes().hex()
-        obj = {"i": [h[p:p + 32] for p in range(0, len(h), 32)],
-               "v": value.values.tolist()}
+        names = [q[1:-1].decode() for q in _quoted_uuids(value.ids)]
+        obj = {"w": dict(zip(names, value.values.tolist()))}
+        if len(obj["w"]) != len(names):  # never silently merge entries
+            raise EncodeError("a JSON stripe cannot carry repeated ids (%d ids, %d distinct)"
+                              % (len(names), len(obj["w"])))
         if value.values.dtype == np.float32:
             obj["f"] = 1
         if value.stats is not None:
@@ -58,7 +66,7 @@ class JSONStripeProtocol(JSONProtocol):
             obj["o"] = value.self_stat
         if value.query:
             obj["q"] = 1
-        return JSONProtocol.write(self, key.hex(), obj)
+        return JSONProtocol.write(self, _uuid_str(key), obj)
 
 
 def internal_protocol_class(wire):
@@ -72,6 +80,29 @@ def internal_protocol_class(wire):
 
 def _uuid_str(raw):
     return str(uuid.UUID(bytes=raw))
+
+
+_HEX_PAIRS = np.array([b"%02x" % i for i in range(256)], dtype="S2")
+#: where the 32 hex digits go in '"8-4-4-4-12"' (38 bytes with quotes and dashes)
+_HEX_SLOTS = np.array([i + 1 + (i >= 8) + (i >= 12) + (i >= 16) + (i >= 20)
+                       for i in range(32)])
+
+
+def _quoted_uuids(ids):
+    """``[b'"<uuid string>"', ...]`` of an ``S16`` array, built with numpy.
+
+    Examples
+    --------
+    >>> import numpy as np, uuid
+    >>> u = uuid.UUID(int=0x0123456789ABCDEF0011223344556677)
+    >>> _quoted_uuids(np.array([u.bytes], dtype="S16")) == [b'"%s"' % str(u).encode()]
+    True
+    """
+    raw = np.frombuffer(ids.tobytes(), np.uint8).reshape(-1, 16)
+    out = np.full((raw.shape[0], 38), b"-", "S1")
+    out[:, 0] = out[:, 37] = b'"'
+    out[:, _HEX_SLOTS] = _HEX_PAIRS[raw].view("S1").reshape(-1, 32)
+    return out.view("S38").ravel().tolist()
 
 
 class NeighboursJSONProtocol:
@@ -95,12 +126,18 @@ class NeighboursJSONProtocol:
         return key, value
 
     def write(self, key, value):
-        h = value.ids.tobytes().hex()
-        names = ["%s-%s-%s-%s-%s" % (h[p:p + 8], h[p + 8:p + 12], h[p + 12:p + 16],
-                                     h[p + 16:p + 20], h[p + 20:p + 32])
-                 for p in range(0, len(h), 32)]
-        body = json.dumps(dict(zip(names, value.values.tolist())), allow_nan=False)
-        return b'"%s"\t%s' % (_uuid_str(key).encode(), body.encode())
+        names = _quoted_uuids(value.ids)
+        scores = value.values.tolist()
+        if len(set(names)) != len(names) or not np.isfinite(value.values).all():
+            # what json.dumps of a dict does: the last score of a repeated id,
+            # and ValueError for NaN or infinity
+            body = json.dumps(dict(zip([n[1:-1].decode() for n in names], scores)),
+                              allow_nan=False).encode()
+            return b'"%s"\t%s' % (_uuid_str(key).encode(), body)
+        # the bytes json.dumps writes (", " and ": " separators, float repr),
+        # built without a dict; about 2.3x faster per neighbour
+        body = b", ".join([b"%s: %r" % pair for pair in zip(names, scores)])
+        return b'"%s"\t{%s}' % (_uuid_str(key).encode(), body)
 
 
 class PostingsJSONProtocol(NeighboursJSONProtocol):
