@@ -195,6 +195,13 @@ class SparseJob(MRJob):
             self.arg_parser.error("--max-df must be at least 1")
         if self.options.buffer_entries < 1:
             self.arg_parser.error("--buffer-entries must be at least 1")
+        if self.options.output_format == "compact" and self.options.runner == "spark":
+            # pyspark's saveAsTextFile decodes each output line as UTF-8 (invalid
+            # bytes become U+FFFD): binary records would be silently corrupted.
+            # Between steps Spark keeps bytes, so --wire compact is fine there.
+            self.arg_parser.error("--output-format compact writes binary records, which "
+                                  "Spark's text output cannot carry (it decodes lines as "
+                                  "UTF-8); use --output-format json with -r spark")
 
     def load_args(self, args):
         super().load_args(args)

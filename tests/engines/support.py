@@ -1,0 +1,211 @@
+"""What the real-engine tests share: the corpus, the fixtures, and a runner
+that runs a job as the command line does and keeps what the user would see.
+
+The fixtures are in :mod:`tests.engines.fixtures`, which the test modules
+load as a pytest plugin (``pytest_plugins = ["tests.engines.fixtures"]``).
+
+Environment
+-----------
+MRSPARSE_ENGINES_CACHE
+    where ``fetch-jars.sh`` keeps the streaming jar (default ``<repo>/.cache/engines``)
+MRSPARSE_NUMPY_VENV
+    the numpy-only virtualenv (default ``<repo>/.cache/numpy-only-venv``)
+"""
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+import uuid
+
+import numpy as np
+
+from mrjobs.testing import JobRun, write_lines
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+LAUNCHER = os.path.join(HERE, "hadoop")
+FETCH = os.path.join(HERE, "fetch-jars.sh")
+CACHE = os.environ.get("MRSPARSE_ENGINES_CACHE") or os.path.join(REPO, ".cache", "engines")
+NUMPY_VENV = os.environ.get("MRSPARSE_NUMPY_VENV") or os.path.join(
+    REPO, ".cache", "numpy-only-venv")
+EXAMPLE_CONF = os.path.join(REPO, "examples", "conf")
+
+#: the interpreter running the tests; absolute, not resolved (it is a venv's)
+PYTHON = os.path.abspath(sys.executable)
+
+
+# -- the corpus ---------------------------------------------------------------
+
+#: ids whose bytes Hadoop's line reader and mrjob's line stripping would break
+#: if they reached the wire unescaped: TAB, LF, CR, VT (the escape byte), also last
+TRICKY_DOCS = [b"\t" * 16, b"\n\r\x0b\t" * 4, b"\x0b" * 15 + b"\r", b"\r" * 15 + b"\x0b",
+               b"\n" * 16, b"\r" * 16, b"\x00" * 15 + b"\n", b"\xff" * 15 + b"\t"]
+#: the empty vector's id: escape bytes only
+EMPTY_DOC = b"\x0b" * 16
+TRICKY_FEATURES = [b"\t" * 16, b"\n\r\x0b\t" * 4, b"\x0b" * 15 + b"\r", b"\r" * 15 + b"\n"]
+#: a feature in about half the vectors: the only one over MAX_DF
+COMMON = b"\r\x0b" * 8
+MAX_DF = 60
+BAD_LINES = {
+    "malformed line": ["this line is not a vector",
+                       '{"id": "00000000-0000-0000-0000-000000000001", "features": '],
+    "id not a UUID": ['{"id": "not-a-uuid", "features": {}}'],
+    "weight not a finite number": [
+        '{"id": "%s", "features": {"%s": NaN}}' % (uuid.UUID(int=5), uuid.UUID(int=6))],
+}
+
+
+def _line(doc, feats, weights, tsv, upper=False):
+    name = (lambda b: str(uuid.UUID(bytes=b)).upper()) if upper else (
+        lambda b: str(uuid.UUID(bytes=b)))
+    if tsv:
+        return "%s\t%s" % (name(doc), " ".join(
+            "%s:%r" % (name(f), w) for f, w in zip(feats, weights)))
+    return json.dumps({"id": name(doc), "features": {
+        name(f): w for f, w in zip(feats, weights)}})
+
+
+def engine_corpus(seed=20261130):
+    """(corpus lines, query lines): seeded, every byte value in the ids.
+
+    Corpus: 256 vectors whose ids start and end with byte b for every b in
+    0..255, the TRICKY_DOCS, one empty vector, and BAD_LINES in between;
+    JSON and TSV lines mixed, one line ended by CRLF.  Features: 60 whose
+    ids cover all 256 byte values, TRICKY_FEATURES, and COMMON in about half
+    of the vectors.  Queries: 24 vectors with ids starting with CR and
+    ending with TAB, LF, VT, FF, CR, 0x00 or 0xFF, over the same features.
+    """
+    rng = np.random.default_rng(seed)
+    feats = [bytes((4 * j + k) % 256 for k in range(16)) for j in range(60)] + TRICKY_FEATURES
+    docs = [bytes([b]) + rng.bytes(14) + bytes([b]) for b in range(256)] + TRICKY_DOCS
+    lasts = b"\t\n\x0b\x0c\r\x00\xff"
+    queries = [b"\r" + rng.bytes(14) + lasts[i % len(lasts):][:1] for i in range(24)]
+    assert len(set(docs + queries + [EMPTY_DOC])) == len(docs) + len(queries) + 1
+
+    def vectors(ids, offset):
+        out = []
+        for i, doc in enumerate(ids):
+            k = int(rng.integers(2, 7))
+            fs = [feats[j] for j in rng.choice(len(feats), k, replace=False)]
+            if rng.random() < 0.5:
+                fs.append(COMMON)
+            w = np.round(rng.lognormal(0.0, 0.5, len(fs)), 6).tolist()
+            out.append(_line(doc, fs, w, tsv=(i + offset) % 3 == 0, upper=i % 7 == 3))
+        return out
+
+    lines = vectors(docs, 0)
+    lines.insert(100, _line(EMPTY_DOC, [], [], tsv=False))
+    bad = [line for group in BAD_LINES.values() for line in group]
+    for n, line in enumerate(bad):
+        lines.insert(37 + 50 * n, line)
+    lines[11] += "\r"          # a CRLF line end: both runners drop the CR
+    return lines, vectors(queries, 1)
+
+
+def write_engine_corpus(directory):
+    """Write the corpus and queries; return their paths (distinct file names)."""
+    lines, queries = engine_corpus()
+    corpus_path = os.path.join(directory, "corpus.jsonl")
+    queries_path = os.path.join(directory, "queries.jsonl")
+    write_lines(corpus_path, lines)
+    write_lines(queries_path, queries)
+    return corpus_path, queries_path
+
+
+# -- the numpy-only interpreter -------------------------------------------------
+
+def clean_env():
+    """os.environ without PYTHONPATH and PYTHONHOME."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+def probe(python):
+    """Which of numpy, mrjob, mrcodecs, mrjobs ``python`` can import (from /)."""
+    code = ("import importlib.util as u, json; print(json.dumps({m: u.find_spec(m) is not "
+            "None for m in ('numpy', 'mrjob', 'mrcodecs', 'mrjobs')}))")
+    try:
+        out = subprocess.run([python, "-c", code], cwd="/", env=clean_env(), check=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return json.loads(out.stdout)
+
+
+# -- runner options -----------------------------------------------------------
+
+def hadoop_args(jar, tmp, python_bin=PYTHON):
+    """mrjob options of a run on real Hadoop (local mode, file:/// paths)."""
+    return ["-r", "hadoop", "--hadoop-bin", LAUNCHER, "--hadoop-streaming-jar", jar,
+            "--hadoop-tmp-dir", "file://%s" % tmp, "--python-bin", python_bin]
+
+
+def spark_args():
+    return ["-r", "spark", "--spark-master", "local[2]", "-D", "spark.ui.enabled=false",
+            "--python-bin", PYTHON]
+
+
+# -- running ------------------------------------------------------------------
+
+class EngineRun(JobRun):
+    """A :class:`~mrjobs.testing.JobRun` plus ``log``, what the user saw on
+    stderr, and ``step_counters``, ``runner.counters()`` itself."""
+
+    def __init__(self, output, counters, lines, log, step_counters):
+        super().__init__(output, counters, lines)
+        self.log = log
+        self.step_counters = step_counters
+
+
+def run_cli(job_class, argv):
+    """Run ``job_class`` exactly as ``python -m ... ARGV`` does (its
+    ``run_job``: runner, output on stdout, report on stderr), in-process.
+
+    Returns
+    -------
+    EngineRun
+        Output lines sorted (part files come in no fixed order) and decoded.
+    """
+    job = job_class(list(argv))
+    stdout, stderr = io.BytesIO(), io.BytesIO()
+    job.sandbox(stdin=io.BytesIO(), stdout=stdout, stderr=stderr)
+    runners = []
+    make_runner = job.make_runner
+
+    def keep_runner():
+        runner = make_runner()
+        runners.append(runner)
+        return runner
+
+    job.make_runner = keep_runner
+    # run_job adds a handler per run to these loggers; restore them afterwards
+    loggers = [logging.getLogger(n) for n in ("mrjob", "__main__")]
+    saved = [(lg, list(lg.handlers), lg.level) for lg in loggers]
+    try:
+        try:
+            job.execute()
+        except SystemExit as e:
+            raise AssertionError("job failed (exit %s); its log:\n%s" % (
+                e.code, stderr.getvalue().decode("utf-8", "replace")[-20000:])) from None
+    finally:
+        for lg, handlers, level in saved:
+            lg.handlers[:] = handlers
+            lg.setLevel(level)
+    (runner,) = runners
+    step_counters = runner.counters()
+    counters = {}
+    for step in step_counters:
+        for group, names in step.items():
+            g = counters.setdefault(group, {})
+            for name, n in names.items():
+                g[name] = g.get(name, 0) + n
+    lines = sorted(line for line in stdout.getvalue().split(b"\n") if line)
+    protocol = job.output_protocol()
+    return EngineRun([protocol.read(line) for line in lines], counters, lines,
+                     stderr.getvalue().decode("utf-8", "replace"), step_counters)
+
+
+def mrsparse_counters(counters):
+    """The counters of skipped input and df-cut drops (equal on every runner)."""
+    return {g: n for g, n in counters.items() if g in ("mrsparse input", "mrsparse df-cut")}

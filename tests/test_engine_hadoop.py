@@ -1,0 +1,91 @@
+"""The jobs on real Apache Hadoop Streaming (local mode: LocalJobRunner,
+file:/// paths), through mrjob's hadoop runner, against the inline runner.
+
+One corpus (tests/engines/support.py) has ids with every byte value, TAB,
+LF, CR and the escape byte included, also as the last byte, bad input
+lines, and a feature over ``--max-df``.  Each test is one Hadoop run
+(30-90 s), compared with the inline runner on the same input.
+"""
+import os
+import uuid
+
+import pytest
+
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.inverted_index import MRInvertedIndex
+from mrjobs.testing import run_job
+from tests.engines.support import (
+    BAD_LINES, COMMON, EXAMPLE_CONF, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, hadoop_args,
+    mrsparse_counters, run_cli)
+from tests.jobs_helpers import assert_scores_close
+
+#: the fixtures (streaming_jar, numpy_only_python, corpus_files, ...)
+pytest_plugins = ["tests.engines.fixtures"]
+pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("engine_env")]
+
+
+def as_dict(result):
+    return dict(result.output)
+
+
+def test_inverted_index_compact_output_with_example_conf(streaming_jar, hadoop_tmp,
+                                                           corpus_files):
+    # examples/conf/hadoop.mrjob.conf as a user would use it (Snappy map-output
+    # compression), with two reducers so the output comes in two part files
+    corpus, _ = corpus_files
+    args = ["--output-format", "compact"]
+    run = run_cli(MRInvertedIndex, ["-c", os.path.join(EXAMPLE_CONF, "hadoop.mrjob.conf"),
+                                    "-D", "mapreduce.job.reduces=2"]
+                  + hadoop_args(streaming_jar, hadoop_tmp / "index") + args + [corpus])
+    inline = run_job(MRInvertedIndex, None, args, input_paths=[corpus])
+    # binary records with escaped TAB/LF/CR in keys and values: byte for byte
+    assert run.lines == inline.lines
+    features = {f.bytes for f, _ in run.output}
+    assert set(TRICKY_FEATURES) | {COMMON} <= features
+    assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
+    assert "[.snappy]" in run.log            # the conf's map-output codec is in use
+    assert "Running step 1 of 1" in run.log
+
+
+def test_dot_products_cosine_top_k_max_df(streaming_jar, hadoop_tmp, corpus_files):
+    corpus, _ = corpus_files
+    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF)]
+    run = run_cli(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / "cosine") + args + [corpus])
+    inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
+    got, want = as_dict(run), as_dict(inline)
+    assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= set(want)
+    assert all(len(row) <= 3 for row in got.values())
+    assert_scores_close(got, want, rtol=1e-12)
+    for k, row in want.items():               # same order: best first, ties by UUID
+        assert list(got[k]) == list(row), k
+
+    # the counters: in runner.counters(), equal to inline's ...
+    assert len(run.step_counters) == 3
+    assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
+    bad = run.counters["mrsparse input"]
+    assert {name: bad.get(name) for name in BAD_LINES} == {
+        name: len(lines) for name, lines in BAD_LINES.items()}
+    assert run.counters["mrsparse df-cut"]["features dropped"] == 1
+    # ... and in what the user sees: mrjob's counter listing and our summary
+    assert "mrsparse input" in run.log and "mrsparse df-cut" in run.log
+    assert "\t\tmalformed line=2\n" in run.log
+    assert "\t\tfeatures dropped=1\n" in run.log
+    assert "mrsparse: skipped 4 bad input line(s)" in run.log
+    assert "mrsparse: --max-df dropped 1 feature(s)" in run.log
+
+
+def test_dot_products_queries_on_numpy_only_python(streaming_jar, hadoop_tmp, corpus_files,
+                                                   numpy_only_python):
+    # the task interpreter has numpy and nothing else: mrjob and mrsparse
+    # must arrive with the job (mrjob.zip, mrsparse.zip)
+    corpus, queries = corpus_files
+    args = ["--measure", "dot", "--queries", queries]
+    run = run_cli(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / "queries", python_bin=numpy_only_python) + args + [corpus])
+    inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
+    got, want = as_dict(run), as_dict(inline)
+    assert len(want) >= 20 and all(k.bytes[0] == 0x0D for k in want)   # keyed by queries
+    assert_scores_close(got, want, rtol=1e-12)
+    assert len(run.step_counters) == 2
+    assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
