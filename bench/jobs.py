@@ -152,9 +152,9 @@ NOT_RUN = {
         "have the inline runs.",
     ("W1", "json", "inline"):
         "not run: the inline runner sorts each step's map output in memory "
-        "(mrjob/sim.py _sort_lines_in_memory); W1's JSON shuffle is 6.9 GB "
-        "(measured on the local runner), read into a Python list of lines, and the "
-        "local JSON run alone takes 4-6 minutes. "
+        "(mrjob/sim.py _sort_lines_in_memory); W1's JSON shuffle is several GB "
+        "(see the W1 json local run), read into a Python list of lines, and the "
+        "local JSON run alone takes minutes. "
         "The inline JSON comparison is made on cut-5k (same family, 1/4 size).",
     ("W2", "json", "inline"):
         "not run: as for W1 (the JSON shuffle of W2 is sorted in memory the same way); "
