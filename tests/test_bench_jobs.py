@@ -4,9 +4,7 @@ One run of ``python -m bench.jobs --quick`` is shared by the tests that read
 its JSON: both wires must find the same pairs, the shuffle byte counts must be
 real file sizes that add up, and every target must be reported.
 """
-import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +15,7 @@ if str(REPO_ROOT) not in sys.path:  # ``bench`` is a folder of the repo, not ins
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench import common, jobs  # noqa: E402
+from tests.bench_helpers import run_quick  # noqa: E402
 
 ROW_FIELDS = {
     "corpus", "wire", "runner", "command", "wall_s", "cpu_s", "user_s", "sys_s",
@@ -32,13 +31,7 @@ ROW_FIELDS = {
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("jobs")
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.jobs", "--quick", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out, json.loads((out / "jobs.json").read_text()), proc.stdout
+    return run_quick("jobs", "jobs", tmp_path_factory.mktemp("jobs"))
 
 
 def _rows(result):

@@ -20,6 +20,7 @@ if str(REPO_ROOT) not in sys.path:  # ``bench`` is a folder of the repo, not ins
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench import common, wire  # noqa: E402
+from tests.bench_helpers import run_quick  # noqa: E402
 from mrcodecs import SparseVector, VectorProtocol  # noqa: E402
 
 ROW_FIELDS = {
@@ -34,13 +35,7 @@ ROW_FIELDS = {
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wire")
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.wire", "--quick", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out, json.loads((out / "wire.json").read_text()), proc.stdout
+    return run_quick("wire", "wire", tmp_path_factory.mktemp("wire"))
 
 
 def _rows(result):
