@@ -12,7 +12,7 @@ def framing_impl(request, monkeypatch):
     else:
         monkeypatch.setattr(records, "escape", framing.py_escape)
         monkeypatch.setattr(records, "escape_line", framing.py_escape_line)
-        monkeypatch.setattr(records, "_unescape_or_offset", framing._py_unescape_or_offset)
+        monkeypatch.setattr(framing, "_unescape_or_offset", framing._py_unescape_or_offset)
         monkeypatch.setattr(records, "uuid_from_bytes", vector.__dict__["_py_uuid_from_bytes"])
         monkeypatch.setattr(records, "_fast_line", lambda key, vector, allow_nonfinite: None)
         monkeypatch.setattr(records, "_fast_decode", lambda data: None)

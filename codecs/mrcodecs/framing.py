@@ -100,13 +100,16 @@ def _offset_error(data, offset, what):
     )
 
 
+def _checked(unescape_or_offset, data, what):
+    r = unescape_or_offset(data)
+    if r.__class__ is int:
+        raise _offset_error(bytes(data), r, what)
+    return r
+
+
 def py_unescape(data, what="input"):
     """Undo :func:`py_escape`; raise :class:`DecodeError` on malformed input."""
-    data = bytes(data)
-    r = _py_unescape_or_offset(data)
-    if r.__class__ is int:
-        raise _offset_error(data, r, what)
-    return r
+    return _checked(_py_unescape_or_offset, bytes(data), what)
 
 
 try:
@@ -121,16 +124,16 @@ if _c is not None:
     escape = _c.escape
     escape_line = _c.escape_line
     _unescape_or_offset = _c.unescape
-
-    def unescape(data, what="input"):
-        """Undo :func:`escape`; raise :class:`DecodeError` on malformed input."""
-        r = _c.unescape(data)
-        if r.__class__ is int:
-            raise _offset_error(bytes(data), r, what)
-        return r
-
 else:
     escape = py_escape
     escape_line = py_escape_line
     _unescape_or_offset = _py_unescape_or_offset
-    unescape = py_unescape
+
+
+def unescape(data, what="input"):
+    """Undo :func:`escape`; raise :class:`DecodeError` on malformed input.
+
+    ``what`` names the thing decoded in the error message.  Every decoder of
+    mrcodecs unescapes through this function.
+    """
+    return _checked(_unescape_or_offset, data, what)

@@ -54,7 +54,7 @@ import struct
 import numpy as np
 
 from .errors import DecodeError, EncodeError
-from .framing import _offset_error, _unescape_or_offset, escape
+from .framing import escape, unescape
 from .protocols import KeyValueProtocol
 from .vector import ID_DTYPE
 
@@ -153,9 +153,7 @@ def encode_id_key(raw):
 
 def decode_id_key(data, what="id key"):
     """Inverse of :func:`encode_id_key`: the raw 16 bytes."""
-    raw = _unescape_or_offset(data)
-    if raw.__class__ is int:
-        raise _offset_error(bytes(data), raw, what)
+    raw = unescape(data, what)
     if len(raw) != 16:
         raise DecodeError(
             "cannot decode %s: expected 16 bytes after unescaping, found %d "
@@ -202,9 +200,7 @@ def decode_stripe(data, what="stripe value"):
         Bad escaping, wrong kind byte, unknown flags, or a length that differs
         from what the header announces.
     """
-    raw = _unescape_or_offset(data)
-    if raw.__class__ is int:
-        raise _offset_error(bytes(data), raw, what)
+    raw = unescape(data, what)
     size = len(raw)
     if size < _HEADER_SIZE:
         raise DecodeError(

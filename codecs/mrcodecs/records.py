@@ -10,7 +10,7 @@ import struct
 import numpy as np
 
 from .errors import DecodeError, EncodeError
-from .framing import _offset_error, _unescape_or_offset, escape, escape_line
+from .framing import escape, escape_line, unescape
 from .vector import ID_DTYPE, SparseVector, _UUID, uuid_from_bytes
 
 __all__ = [
@@ -60,13 +60,6 @@ _frombuffer = np.frombuffer
 _trusted = SparseVector._trusted
 
 
-def _unescape(data, what):
-    r = _unescape_or_offset(data)
-    if r.__class__ is int:
-        raise _offset_error(bytes(data), r, what)
-    return r
-
-
 def _key_bytes(key):
     if not isinstance(key, _UUID):
         raise EncodeError(
@@ -89,7 +82,7 @@ def encode_uuid(key):
 
 def decode_uuid(data, what="UUID key"):
     """Inverse of :func:`encode_uuid`; :class:`DecodeError` unless 16 bytes."""
-    raw = _unescape(data, what)
+    raw = unescape(data, what)
     if len(raw) != 16:
         raise DecodeError(
             "cannot decode %s: expected 16 bytes after unescaping, found %d "
@@ -162,7 +155,7 @@ def decode_vector(data, what="vector value"):
     vector = _fast_decode(data)
     if vector is not None:
         return vector
-    raw = _unescape(data, what)
+    raw = unescape(data, what)
     size = len(raw)
     if size < _HEADER_SIZE:
         raise DecodeError(
