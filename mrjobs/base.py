@@ -1,25 +1,15 @@
-"""What the mrsparse jobs share: input options, the indexing mapper, posting
-list assembly, counters, an end-of-run report, and shipping of the packages.
+"""What the mrsparse jobs share: options, launching (with shipping and the
+end-of-run report) and reading input lines into checked vectors.
 
-Shipping
---------
-Cluster tasks may have numpy but neither mrjob nor mrsparse.  mrjob ships
-itself (``bootstrap_mrjob``); :meth:`SparseJob._runner_kwargs` adds a zip of
-the pure-Python packages ``mrcodecs`` and ``mrjobs``, built when the job is
-launched, to the runner's ``py_files``, which the bin runners (local,
-hadoop, emr, dataproc) put on the tasks' ``PYTHONPATH`` and the Spark runner
-passes to ``spark-submit --py-files``.  The optional C extension
-``_mrcodecs_speedups`` cannot be imported from a zip; without it tasks use
-the pure-Python framing, which gives identical bytes.
+The rest lives in its own module: :mod:`mrjobs.shipping` (the packages' zip),
+:mod:`mrjobs.counters` (counter groups, batching, the report),
+:mod:`mrjobs.buffers` (in-task combining), :mod:`mrjobs.index` (the index step
+and the df-cut), :mod:`mrjobs.stripes` and :mod:`mrjobs.blocks` (the two
+strategies of the dot-products job).
 """
-import atexit
 import codecs
 import logging
-import os
-import shutil
 import sys
-import tempfile
-import zipfile
 
 import numpy as np
 from mrjob.compat import jobconf_from_env
@@ -27,119 +17,19 @@ from mrjob.job import MRJob
 from mrjob.protocol import BytesValueProtocol
 from mrjob.step import StepFailedException
 
-import mrcodecs
-from mrcodecs import ID_DTYPE
-from mrcodecs.jobwire import Stripe
-
-from .kernels import group_starts, sort_sum
+from .counters import DFCUT, INPUT, SKIPPED, WORK, Counters, run_report
+from .kernels import sort_sum
 from .parsing import FORMATS, InputError, parse_vector
+from .shipping import package_zip
 
-__all__ = ["SparseJob", "INPUT", "DFCUT", "WORK", "package_zip"]
+__all__ = ["SparseJob", "INPUT", "DFCUT", "WORK", "SKIPPED", "package_zip", "run_report"]
 
 log = logging.getLogger(__name__)
-
-#: counter group of input problems (skipped lines) and input repairs
-INPUT = "mrsparse input"
-#: counter group of what ``--max-df`` dropped
-DFCUT = "mrsparse df-cut"
-#: counter group of the work done (for benchmarks)
-WORK = "mrsparse work"
-
-#: counters that mean a line was skipped
-SKIPPED = ("malformed line", "id not a UUID", "weight not a finite number")
-
-_ZIP = {}
-
-
-def package_zip():
-    """Path of a zip of ``mrcodecs`` and ``mrjobs`` (built once per process)."""
-    if "path" not in _ZIP:
-        tmp = tempfile.mkdtemp(prefix="mrsparse-py-files-")
-        atexit.register(shutil.rmtree, tmp, True)
-        path = os.path.join(tmp, "mrsparse.zip")
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-            for pkg in (mrcodecs, sys.modules[__package__]):
-                root = os.path.dirname(os.path.abspath(pkg.__file__))
-                name = pkg.__name__
-                for fn in sorted(os.listdir(root)):
-                    if fn.endswith(".py"):
-                        z.write(os.path.join(root, fn), "%s/%s" % (name, fn))
-        _ZIP["path"] = path
-    return _ZIP["path"]
-
-
-class _Counters(dict):
-    """Counts kept in the task and sent to mrjob once, at the end of the task
-    (every ``increment_counter`` call writes a line to stderr)."""
-
-    def add(self, group, name, n=1):
-        if n:
-            key = (group, name)
-            self[key] = self.get(key, 0) + n
-
-
-class PostingBuffer:
-    """Bounded in-mapper combining of postings.
-
-    Vectors are added whole; :meth:`flush` turns them into one posting
-    fragment per feature (feature id -> documents, weights, statistics), so a
-    mapper emits one record per feature per flush instead of one per entry.
-    Memory: at most ``limit`` entries plus one vector.
-    """
-
-    def __init__(self, limit, dtype, query=False):
-        self.limit = limit
-        self.dtype = dtype
-        self.query = query
-        self.clear()
-
-    def clear(self):
-        self.feats, self.weights, self.docs, self.counts, self.stats = [], [], [], [], []
-        self.n = 0
-
-    def add(self, doc, ids, weights, stat):
-        self.feats.append(ids)
-        self.weights.append(weights)
-        self.docs.append(doc)
-        self.counts.append(ids.shape[0])
-        self.stats.append(stat)
-        self.n += ids.shape[0]
-        return self.n >= self.limit
-
-    def flush(self):
-        if not self.n:
-            self.clear()
-            return
-        feats = np.concatenate(self.feats)
-        weights = np.concatenate(self.weights).astype(self.dtype, copy=False)
-        rep = np.repeat(np.arange(len(self.docs)), self.counts)
-        docs = np.frombuffer(b"".join(self.docs), ID_DTYPE)[rep]
-        stats = None if self.stats[0] is None else np.array(self.stats, np.float64)[rep]
-        self.clear()
-        # by feature, then document: fragments arrive sorted at the reducer
-        order = np.argsort(docs, kind="stable")
-        order = order[np.argsort(feats[order], kind="stable")]
-        feats, weights, docs = feats[order], weights[order], docs[order]
-        if stats is not None:
-            stats = stats[order]
-        starts = group_starts(feats)
-        ends = np.append(starts[1:], feats.shape[0]).tolist()
-        raw = feats.tobytes()
-        query = self.query
-        for s, e in zip(starts.tolist(), ends):
-            yield raw[16 * s:16 * s + 16], Stripe(
-                docs[s:e], weights[s:e], None if stats is None else stats[s:e], None, query)
-
 
 class SparseJob(MRJob):
     """Base class of the mrsparse jobs (options, input, index, shipping)."""
 
     INPUT_PROTOCOL = BytesValueProtocol
-
-    #: per-vector statistic for the index (None: no statistics)
-    def prepare_vector(self, weights):
-        """Weights to index and the vector's statistic; override per job."""
-        return weights, None
 
     def configure_args(self):
         super().configure_args()
@@ -240,13 +130,11 @@ class SparseJob(MRJob):
     # -- task side: input ----------------------------------------------------
 
     def _task_init(self):
-        self.counts = _Counters()
+        self.counts = Counters()
         self._lines = 0
 
     def _task_final(self):
-        for (group, name), n in sorted(self.counts.items()):
-            self.increment_counter(group, name, n)
-        self.counts.clear()
+        self.counts.send(self)
 
     def read_vector(self, line):
         """Parse, check and normalise one input line.
@@ -285,104 +173,3 @@ class SparseJob(MRJob):
     @staticmethod
     def _input_file():
         return jobconf_from_env("mapreduce.map.input.file", "<stdin>")
-
-    # -- step 1: the index ---------------------------------------------------
-
-    def mapper_index_init(self):
-        self._task_init()
-        self._postings = PostingBuffer(self.options.buffer_entries, self.wire_dtype,
-                                       self.is_query_input())
-
-    def is_query_input(self):
-        """True if this map task reads query vectors (see the dot products job)."""
-        return False
-
-    def mapper_index(self, _, line):
-        vec = self.read_vector(line)
-        if vec is None:
-            return
-        doc, ids, w = vec
-        w, stat = self.prepare_vector(w)
-        if self._postings.add(doc, ids, w, stat):
-            yield from self._postings.flush()
-
-    def mapper_index_final(self):
-        yield from self._postings.flush()
-        self._task_final()
-
-    def assemble_postings(self, feature, fragments):
-        """The full posting list of one feature, or None if the df-cut drops it.
-
-        Returns
-        -------
-        (corpus, queries) or None
-            Each a tuple ``(ids, weights, stats)`` sorted by id (queries is
-            None outside ``--queries`` mode).  Memory: at most ``max_df``
-            postings are kept; beyond that they are only counted.
-        """
-        max_df = self.options.max_df
-        parts = ([], [])
-        df = [0, 0]
-        for s in fragments:
-            q = 1 if s.query else 0
-            df[q] += len(s)
-            if max_df is None or df[0] + df[1] <= max_df:
-                parts[q].append(s)
-            elif parts[0] or parts[1]:
-                parts = ([], [])  # over the cut: free what was kept
-        if max_df is not None and df[0] + df[1] > max_df:
-            self.counts.add(DFCUT, "features dropped")
-            self.counts.add(DFCUT, "postings dropped", df[0] + df[1])
-            self.counts.add(DFCUT, "partial products dropped", self.pairs_of(df[0], df[1]))
-            return None
-        out = []
-        for chunks in parts:
-            if not chunks:
-                out.append(None)
-                continue
-            if len(chunks) == 1 and (len(chunks[0]) == 1 or (
-                    chunks[0].ids[1:] > chunks[0].ids[:-1]).all()):
-                # the common case on Zipfian data: a rare feature, one
-                # fragment, already sorted by the mapper
-                c = chunks[0]
-                out.append((c.ids, c.values, c.stats))
-                continue
-            ids = np.concatenate([c.ids for c in chunks])
-            w = np.concatenate([c.values for c in chunks])
-            st = None if chunks[0].stats is None else np.concatenate([c.stats for c in chunks])
-            ids, w, st, merged = sort_sum(ids, w, st)
-            if merged:
-                self.counts.add(INPUT, "duplicate vector id (weights summed)", merged)
-            out.append((ids, w, st))
-        return out[0], out[1]
-
-    def pairs_of(self, n_corpus, n_queries):
-        """Partial products a posting list of this size yields."""
-        return n_corpus * (n_corpus - 1) // 2
-
-
-def run_report(step_counters):
-    """A short account of skipped input and df-cut drops, or ''."""
-    total = {}
-    for step in step_counters or ():
-        for group, names in step.items():
-            if group in (INPUT, DFCUT):
-                for name, n in names.items():
-                    total[(group, name)] = total.get((group, name), 0) + n
-    lines = []
-    skipped = {name: total.get((INPUT, name), 0) for name in SKIPPED}
-    if any(skipped.values()):
-        lines.append("mrsparse: skipped %d bad input line(s): %s (rerun with --strict to "
-                     "stop at the first)" % (sum(skipped.values()), ", ".join(
-                         "%s: %d" % kv for kv in skipped.items() if kv[1])))
-    repaired = sorted((name, n) for (g, name), n in total.items()
-                      if g == INPUT and name not in SKIPPED and name != "vectors read")
-    if repaired:
-        lines.append("mrsparse: input notes: " + ", ".join("%s: %d" % kv for kv in repaired))
-    if total.get((DFCUT, "features dropped")):
-        lines.append("mrsparse: --max-df dropped %d feature(s), %d posting(s), %d partial "
-                     "product(s); results are approximate" % (
-                         total[(DFCUT, "features dropped")],
-                         total.get((DFCUT, "postings dropped"), 0),
-                         total.get((DFCUT, "partial products dropped"), 0)))
-    return "\n".join(lines)

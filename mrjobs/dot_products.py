@@ -11,130 +11,49 @@ vector with at least one neighbour gets one output line (best first)::
 
 Steps
 -----
-1. *index + stripes*.  Mappers parse vectors and emit posting fragments
-   (feature -> documents, weights), combined in memory per task.  The
-   reducer of a feature assembles its posting list ``D`` (sorted by id),
-   applies the df-cut, and emits for each document ``D[p]`` the stripe
-   ``D[p]`` -> ``{D[q]: w[p] w[q], q > p}``: one numpy product per
-   document over the rest of the list, so every pair's product is computed
-   once (the upper triangle; ``--include-self`` adds ``q = p``).  Stripes
-   are combined per document in a bounded buffer before they are written.
-2. *sum*.  The reducer of a document sums its stripes with numpy, turns the
-   dot products into scores (:mod:`mrjobs.measures`), applies
-   ``--threshold`` and emits the row (neighbours with larger ids) and, for
-   the mirror half, each score to the other document, combined in a bounded
-   buffer.  With ``--queries`` the rows are complete here and step 3 is
-   not needed.
-3. *rows*.  The reducer of a document joins its row and the mirrored scores,
-   keeps the ``--top-k`` best and writes the output line.
-
-Memory
-------
-No task holds more than ``--buffer-entries`` buffered entries plus what it
-must: a step-1 reducer holds one posting list (at most ``--max-df``
-entries); a step-2 reducer never holds all partial stripes of a vector --
-whenever the unmerged stripes exceed the buffer size (or twice the merged
-size) they are summed into one sorted array, so it holds at most one
-stripe per distinct neighbour plus one buffer; a step-3 reducer with
-``--top-k K`` keeps the K best plus one buffer (without ``--top-k`` it
-holds the vector's output row, which the output line needs anyway).
+*vectors*
+    Mappers parse and check input lines (:mod:`mrjobs.parsing`); the reducer
+    of a vector id merges the lines that share it into one vector (weights of
+    a repeated feature summed; counted as ``duplicate vector id (lines
+    merged)``), then prepares its weights and statistic for the measure
+    (:mod:`mrjobs.measures`) from the whole vector.
+*the strategy's steps*
+    ``--strategy blocks`` (default, :mod:`mrjobs.blocks`): block-pair
+    reducers multiply blocks of whole vectors with scipy.sparse.
+    ``--strategy stripes`` (:mod:`mrjobs.stripes`): posting lists emit every
+    partial product, summed per vector.  Both give the same pairs and scores.
+*rows*
+    The reducer of a vector joins its partial rows, keeps the ``--top-k``
+    best (score descending, ties by smaller UUID) and writes the output line.
 """
+import logging
+import os
+
 import numpy as np
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.base import WORK, SparseJob
-from mrjobs.kernels import group_starts, sort_sum, top_k_order
+from mrjobs.base import SparseJob
+from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, BlocksStrategy,
+                           estimate_blocks, pair_memory_bytes)
+from mrjobs.counters import INPUT
+from mrjobs.index import IndexSteps
+from mrjobs.kernels import group_starts, top_k_order
 from mrjobs.measures import MEASURES, prepare, score
+from mrjobs.stripes import StripesStrategy
 
 __all__ = ["MRSparseDotProducts"]
 
+log = logging.getLogger(__name__)
 
-class StripeBuffer:
-    """Bounded combining of stripes by document (step 1 reducers).
-
-    Stripes for the same document from different posting lists are summed
-    when the buffer is flushed, which happens once it holds ``limit``
-    entries: memory is at most ``limit`` entries plus one posting list.
-    """
-
-    def __init__(self, limit, dtype):
-        self.limit = limit
-        self.dtype = dtype
-        self.parts = {}
-        self.n = 0
-
-    def add(self, doc, self_stat, ids, values, stats):
-        entry = self.parts.get(doc)
-        if entry is None:
-            self.parts[doc] = [self_stat, [(ids, values, stats)]]
-        else:
-            entry[1].append((ids, values, stats))
-        self.n += ids.shape[0]
-        return self.n >= self.limit
-
-    def flush(self, counts):
-        parts, self.parts, self.n = self.parts, {}, 0
-        emitted = merged = 0
-        dtype = self.dtype
-        for doc, (self_stat, chunks) in parts.items():
-            if len(chunks) == 1:
-                ids, values, stats = chunks[0]
-            else:
-                ids, values, stats, m = sort_sum(
-                    np.concatenate([c[0] for c in chunks]),
-                    np.concatenate([c[1] for c in chunks]),
-                    None if chunks[0][2] is None else np.concatenate([c[2] for c in chunks]))
-                merged += m
-            emitted += ids.shape[0]
-            yield doc, Stripe(ids, values.astype(dtype, copy=False), stats, self_stat)
-        counts.add(WORK, "stripe entries emitted", emitted)
-        counts.add(WORK, "stripe entries combined away", merged)
+STRATEGIES = {"blocks": BlocksStrategy, "stripes": StripesStrategy}
 
 
-class MirrorBuffer:
-    """Bounded regrouping of scores by the *other* document (step 2 reducers).
-
-    Holds ``(to, from, score)`` triples; a flush sorts them by ``to`` and
-    emits one stripe per target document.
-    """
-
-    def __init__(self, limit, dtype):
-        self.limit = limit
-        self.dtype = dtype
-        self.to, self.frm, self.scores, self.counts = [], [], [], []
-        self.n = 0
-
-    def add(self, frm, to, scores):
-        self.to.append(to)
-        self.frm.append(frm)
-        self.scores.append(scores)
-        self.counts.append(to.shape[0])
-        self.n += to.shape[0]
-        return self.n >= self.limit
-
-    def flush(self):
-        if not self.n:
-            return
-        to = np.concatenate(self.to)
-        scores = np.concatenate(self.scores).astype(self.dtype, copy=False)
-        frm = np.frombuffer(b"".join(self.frm), to.dtype)[
-            np.repeat(np.arange(len(self.frm)), self.counts)]
-        self.to, self.frm, self.scores, self.counts = [], [], [], []
-        self.n = 0
-        order = np.argsort(to, kind="stable")
-        to, frm, scores = to[order], frm[order], scores[order]
-        starts = group_starts(to)
-        ends = np.append(starts[1:], to.shape[0]).tolist()
-        raw = to.tobytes()
-        for s, e in zip(starts.tolist(), ends):
-            yield raw[16 * s:16 * s + 16], Stripe(frm[s:e], scores[s:e])
-
-
-class MRSparseDotProducts(SparseJob):
+class MRSparseDotProducts(IndexSteps, SparseJob):
     """Dot products (or a similarity) of all pairs of vectors sharing a feature.
 
-    See the module docstring for the steps and how memory is bounded, and
+    See the module docstring for the steps, :mod:`mrjobs.blocks` and
+    :mod:`mrjobs.stripes` for the strategies and how memory is bounded, and
     ``--help`` for the options.
     """
 
@@ -162,24 +81,75 @@ class MRSparseDotProducts(SparseJob):
             help="Score only pairs (query, vector) between the vectors in PATH (same "
                  "formats as INPUT) and those in INPUT; output lines are keyed by the "
                  "query vectors. PATH's file name must differ from those of INPUT.")
+        self.add_passthru_arg(
+            "--strategy", choices=sorted(STRATEGIES), default="blocks",
+            help="'blocks' (default): reducers multiply blocks of whole vectors with "
+                 "scipy.sparse; each vector is sent to --blocks block pairs. 'stripes': "
+                 "every partial product goes through the shuffle (sum(df^2)/2 of them); "
+                 "fine when every feature is rare or cut with --max-df.")
+        self.add_passthru_arg(
+            "--blocks", type=int, default=None, metavar="N",
+            help="Number of blocks of the blocks strategy (each family under --queries): "
+                 "N(N+1)/2 block pairs, each vector sent N times. Default: from the input "
+                 "size, about %d entries a block, and at least enough block pairs for the "
+                 "local runner's cores." % DEFAULT_BLOCK_ENTRIES)
 
     def _check_options(self):
         super()._check_options()
         o = self.options
         if o.top_k is not None and o.top_k < 1:
             self.arg_parser.error("--top-k must be at least 1")
+        if o.blocks is not None and o.blocks < 1:
+            self.arg_parser.error("--blocks must be at least 1")
         if o.queries and o.include_self:
             self.arg_parser.error("--include-self does not apply with --queries "
                                   "(queries and vectors are two families)")
+
+    @property
+    def strategy(self):
+        s = getattr(self, "_strategy", None)
+        if s is None or s.name != self.options.strategy:
+            s = self._strategy = STRATEGIES[self.options.strategy](self)
+        return s
 
     # -- launching ---------------------------------------------------------
 
     def _non_option_kwargs(self):
         kwargs = super()._non_option_kwargs()
-        if self.options.queries:
+        o = self.options
+        if o.queries:
             inputs = list(kwargs["input_paths"]) or ["-"]
-            kwargs["input_paths"] = inputs + [self.options.queries]
+            kwargs["input_paths"] = inputs + [o.queries]
+        if o.strategy == "blocks":
+            if o.blocks is None:
+                o.blocks = self._default_blocks()
+            else:
+                log.info("blocks strategy: %d block(s) (--blocks)", o.blocks)
+            if "--blocks" not in kwargs["extra_args"]:
+                kwargs["extra_args"] = list(kwargs["extra_args"]) + ["--blocks", str(o.blocks)]
         return kwargs
+
+    def _default_blocks(self):
+        """--blocks from the input's size (local files) and the runner's cores."""
+        paths = list(self.options.args) + ([self.options.queries] if self.options.queries
+                                           else [])
+        size = _local_size(paths)
+        runner = self.options.runner or "inline"
+        reducers = 1
+        if runner == "local":
+            reducers = self.options.num_cores or os.cpu_count() or 1
+        if size is None:
+            blocks = max(estimate_blocks(0, reducers), 8)
+            log.info("blocks strategy: %d blocks (input size unknown: not local files; "
+                     "set --blocks N for your corpus)", blocks)
+            return blocks
+        entries = size // INPUT_BYTES_PER_ENTRY
+        blocks = estimate_blocks(entries, reducers)
+        log.info("blocks strategy: %d block(s), %d block pair(s), for ~%d entries (%d input "
+                 "bytes); each block-pair reducer needs about %d MB (--blocks N to change)",
+                 blocks, blocks * (blocks + 1) // 2, entries, size,
+                 pair_memory_bytes(entries, blocks, self.options.buffer_entries) // 2**20)
+        return blocks
 
     def _runner_kwargs(self):
         kwargs = super()._runner_kwargs()
@@ -189,24 +159,22 @@ class MRSparseDotProducts(SparseJob):
         return kwargs
 
     def steps(self):
-        o = self.options
-        index = MRStep(mapper_init=self.mapper_index_init, mapper=self.mapper_index,
-                       mapper_final=self.mapper_index_final,
-                       reducer_init=self.reducer_stripes_init,
-                       reducer=self.reducer_stripes,
-                       reducer_final=self.reducer_stripes_final)
-        sums = MRStep(reducer_init=self.reducer_sum_init, reducer=self.reducer_sum,
-                      reducer_final=self.reducer_sum_final)
-        if o.queries:
-            return [index, sums]
+        vectors = MRStep(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
+                         mapper_final=self._task_final,
+                         reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
+                         reducer_final=self.reducer_vectors_final)
         rows = MRStep(reducer_init=self._task_init, reducer=self.reducer_rows,
                       reducer_final=self._task_final)
-        return [index, sums, rows]
+        return [vectors] + self.strategy.steps() + [rows]
 
-    # -- step 1 ------------------------------------------------------------
+    # -- the vectors step ----------------------------------------------------
 
     def prepare_vector(self, weights):
         return prepare(self.options.measure, weights)
+
+    def scores(self, dots, stats_a, stats_b):
+        """Scores of pairs from their dot products and the two vectors' statistics."""
+        return score(self.options.measure, dots, stats_a, stats_b)
 
     def is_query_input(self):
         q = self.options.queries
@@ -219,120 +187,65 @@ class MRSparseDotProducts(SparseJob):
                              "--emulate-map-input-file)")
         return _basename(path) == _basename(q)
 
+    def mapper_vectors_init(self):
+        self._task_init()
+        self._query = self.is_query_input()
+
+    def mapper_vectors(self, _, line):
+        vec = self.read_vector(line)
+        if vec is None:
+            return
+        doc, ids, w = vec
+        if ids.shape[0]:
+            yield doc, Stripe(ids, w.astype(self.wire_dtype, copy=False), query=self._query)
+
+    def reducer_vectors_init(self):
+        self._task_init()
+        self.strategy.take_init()
+
+    def reducer_vectors(self, doc, lines):
+        by_family = {}
+        for s in lines:
+            by_family.setdefault(bool(s.query), []).append(s)
+        for query in sorted(by_family):
+            parts = by_family[query]
+            if len(parts) == 1:
+                ids, w = parts[0].ids, parts[0].values.astype(np.float64)
+            else:
+                ids, w = self._merge_lines(parts)
+                if not ids.shape[0]:
+                    continue
+            w, stat = self.prepare_vector(w)
+            yield from self.strategy.take(doc, query, ids, w, stat)
+
+    def _merge_lines(self, parts):
+        """One vector from the lines that share an id: weights of a repeated
+        feature summed in a canonical order (by feature, then weight)."""
+        self.counts.add(INPUT, "duplicate vector id (lines merged)", len(parts) - 1)
+        ids = np.concatenate([p.ids for p in parts])
+        w = np.concatenate([p.values for p in parts]).astype(np.float64)
+        order = np.lexsort((w, ids))
+        ids, w = ids[order], w[order]
+        starts = group_starts(ids)
+        w = np.add.reduceat(w, starts)
+        ids = ids[starts]
+        zero = w == 0.0
+        if zero.any():
+            self.counts.add(INPUT, "zero weight (entry dropped)", int(zero.sum()))
+            ids, w = ids[~zero], w[~zero]
+        return ids, w
+
+    def reducer_vectors_final(self):
+        yield from self.strategy.take_final()
+        self._task_final()
+
     def pairs_of(self, n_corpus, n_queries):
         if self.options.queries:
             return n_corpus * n_queries
         n = n_corpus
         return n * (n + 1) // 2 if self.options.include_self else n * (n - 1) // 2
 
-    def reducer_stripes_init(self):
-        self._task_init()
-        self._stripes = StripeBuffer(self.options.buffer_entries, self.wire_dtype)
-
-    def reducer_stripes(self, feature, fragments):
-        postings = self.assemble_postings(feature, fragments)
-        if postings is None:
-            return
-        corpus, queries = postings
-        buf = self._stripes
-        if self.options.queries:
-            if corpus is None or queries is None:
-                return
-            rows, (cids, cw, cstats) = queries, corpus
-            qids, qw, qstats = rows
-            raw = qids.tobytes()
-            products = 0
-            for p in range(qids.shape[0]):
-                products += cids.shape[0]
-                if buf.add(raw[16 * p:16 * p + 16],
-                           None if qstats is None else float(qstats[p]),
-                           cids, cw * qw[p], cstats):
-                    yield from buf.flush(self.counts)
-            self.counts.add(WORK, "partial products", products)
-            return
-        if corpus is None:
-            return
-        ids, w, stats = corpus
-        w = w.astype(np.float64, copy=False)
-        n = ids.shape[0]
-        raw = ids.tobytes()
-        skip = 0 if self.options.include_self else 1
-        products = 0
-        for p in range(n - skip):
-            lo = p + skip
-            products += n - lo
-            if buf.add(raw[16 * p:16 * p + 16],
-                       None if stats is None else float(stats[p]),
-                       ids[lo:], w[lo:] * w[p], None if stats is None else stats[lo:]):
-                yield from buf.flush(self.counts)
-        self.counts.add(WORK, "partial products", products)
-
-    def reducer_stripes_final(self):
-        yield from self._stripes.flush(self.counts)
-        self._task_final()
-
-    # -- step 2 ------------------------------------------------------------
-
-    def reducer_sum_init(self):
-        self._task_init()
-        self._mirror = MirrorBuffer(self.options.buffer_entries, self.wire_dtype)
-
-    def _merge(self, chunks):
-        if len(chunks) == 1:
-            ids, values, stats = chunks[0]
-            return ids, values.astype(np.float64, copy=False), stats
-        ids, values, stats, _ = sort_sum(
-            np.concatenate([c[0] for c in chunks]),
-            np.concatenate([c[1] for c in chunks]),
-            None if chunks[0][2] is None else np.concatenate([c[2] for c in chunks]))
-        return ids, values, stats
-
-    def reducer_sum(self, doc, stripes):
-        limit = self.options.buffer_entries
-        chunks = []
-        pending = 0
-        merged_size = 0
-        self_stat = None
-        for s in stripes:
-            if s.self_stat is not None:
-                self_stat = s.self_stat
-            chunks.append((s.ids, s.values, s.stats))
-            pending += len(s)
-            # Sum early so that a popular vector's partial stripes are never
-            # all in memory at once; the doubling keeps the re-merging linear.
-            if pending > max(limit, 2 * merged_size) and len(chunks) > 1:
-                chunks = [self._merge(chunks)]
-                merged_size = pending = chunks[0][0].shape[0]
-        if not chunks:
-            return
-        ids, dots, stats = self._merge(chunks)
-        o = self.options
-        scores = score(o.measure, dots, self_stat, stats)
-        self.counts.add(WORK, "pairs scored", scores.shape[0])
-        if o.threshold is not None:
-            keep = scores >= o.threshold
-            if not keep.all():
-                self.counts.add(WORK, "pairs below threshold", int((~keep).sum()))
-                ids, scores = ids[keep], scores[keep]
-        if o.queries:
-            if ids.shape[0]:
-                order = top_k_order(ids, scores, o.top_k)
-                yield doc, Stripe(ids[order], scores[order])
-            return
-        if ids.shape[0]:
-            yield doc, Stripe(ids, scores.astype(self.wire_dtype, copy=False))
-            others = ids != doc
-            if self.options.include_self and not others.all():
-                ids, scores = ids[others], scores[others]
-            if ids.shape[0] and self._mirror.add(doc, ids, scores):
-                yield from self._mirror.flush()
-
-    def reducer_sum_final(self):
-        if not self.options.queries:
-            yield from self._mirror.flush()
-        self._task_final()
-
-    # -- step 3 ------------------------------------------------------------
+    # -- the rows step -------------------------------------------------------
 
     def reducer_rows(self, doc, pieces):
         k = self.options.top_k
@@ -357,6 +270,24 @@ class MRSparseDotProducts(SparseJob):
 
 def _basename(path):
     return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _local_size(paths):
+    """Total bytes of local input paths (files, directories, globs), or None
+    if any is not a local path (or stdin)."""
+    import glob
+    total = 0
+    for p in paths:
+        if p == "-" or "://" in p:
+            return None
+        matches = glob.glob(p) or [p]
+        for m in matches:
+            if os.path.isdir(m):
+                for root, _, files in os.walk(m):
+                    total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+            elif os.path.isfile(m):
+                total += os.path.getsize(m)
+    return total
 
 
 if __name__ == "__main__":

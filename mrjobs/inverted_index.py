@@ -13,7 +13,7 @@ weights::
 ``--output-format compact`` writes :class:`mrcodecs.VectorProtocol` records
 (feature UUID -> SparseVector over document ids).  Input formats and the
 counters of bad input are described in :mod:`mrjobs.parsing` and
-:mod:`mrjobs.base`.
+:mod:`mrjobs.base`; the index step in :mod:`mrjobs.index`.
 
 Memory: a mapper buffers at most ``--buffer-entries`` postings before it
 flushes them grouped by feature; a reducer holds one posting list (at most
@@ -23,11 +23,12 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.base import SparseJob
+from mrjobs.index import IndexSteps
 
 __all__ = ["MRInvertedIndex"]
 
 
-class MRInvertedIndex(SparseJob):
+class MRInvertedIndex(IndexSteps, SparseJob):
     """Build one posting list per feature (feature -> {document: weight})."""
 
     def steps(self):

@@ -8,7 +8,7 @@ import numpy as np
 
 from mrcodecs import ID_DTYPE
 
-__all__ = ["sort_sum", "group_starts", "top_k_order", "EMPTY_IDS"]
+__all__ = ["sort_sum", "group_starts", "top_k_order", "top_k_groups", "EMPTY_IDS"]
 
 EMPTY_IDS = np.empty(0, ID_DTYPE)
 
@@ -99,3 +99,37 @@ def top_k_order(ids, scores, k=None):
     by_id = cand[np.argsort(ids[cand], kind="stable")]
     order = by_id[np.argsort(-scores[by_id], kind="stable")]
     return order if k is None else order[:k]
+
+
+def top_k_groups(groups, others, scores, k=None):
+    """Indices of each group's best entries, grouped: groups ascending, then
+    score descending, ties by ``others`` ascending; at most ``k`` per group.
+
+    Parameters
+    ----------
+    groups, others : numpy.ndarray
+        Group keys and the entries' own ids (``S16`` or integers whose order
+        is the ids' order), same length.
+    scores : numpy.ndarray
+        Float scores.
+    k : int or None
+        Keep at most ``k`` entries per group (all if None).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = np.array([1, 0, 1, 1, 0]); o = np.array([5, 6, 4, 3, 2])
+    >>> top_k_groups(g, o, np.array([1.0, 2.0, 2.0, 1.0, 2.0]), 2).tolist()
+    [4, 1, 2, 3]
+    """
+    order = np.lexsort((others, -scores, groups))
+    if k is None or order.shape[0] == 0:
+        return order
+    g = groups[order]
+    starts = group_starts(g) if g.dtype == _ID else np.flatnonzero(
+        np.concatenate(([True], g[1:] != g[:-1])))
+    first = np.repeat(starts, np.diff(np.append(starts, g.shape[0])))
+    return order[np.arange(g.shape[0]) - first < k]
+
+
+_ID = ID_DTYPE

@@ -1,6 +1,6 @@
 """Protocols of the jobs: the internal wire (compact or JSON) and the output.
 
-``--wire compact`` uses :class:`mrcodecs.jobwire.StripeProtocol`; ``--wire
+``--wire compact`` uses :class:`mrcodecs.jobwire.JobProtocol`; ``--wire
 json`` uses :class:`JSONStripeProtocol`, which is mrjob's
 :class:`~mrjob.protocol.JSONProtocol` (ujson when installed) carrying the very
 same Python objects -- raw 16-byte keys and :class:`~mrcodecs.jobwire.Stripe`
@@ -10,7 +10,9 @@ JSON layout of a stripe, as a user of JSONProtocol would write it: key = the
 UUID string (``"8-4-4-4-12"`` lower-case hex, which sorts like the bytes);
 value = ``{"w": {"<uuid>": value, ...}, "s": [stats]?, "o": own stat?,
 "q": 1?, "f": 1?}`` (entries in id order; ``s`` parallel to ``w``; ``f``
-marks float32 values).
+marks float32 values).  A block: ``{"b": [["<vector uuid>", {"<feature
+uuid>": weight, ...}], ...], "s": [stats]?, "side": 1?, "f": 1?}`` (a list,
+so that every vector is written as it is).
 """
 import json
 import uuid
@@ -19,7 +21,7 @@ import numpy as np
 from mrjob.protocol import JSONProtocol
 
 from mrcodecs import ID_DTYPE, DecodeError, EncodeError, SparseVector, VectorProtocol
-from mrcodecs.jobwire import Stripe, StripeProtocol
+from mrcodecs.jobwire import Block, JobProtocol, Stripe, StripeProtocol
 
 __all__ = [
     "JSONStripeProtocol",
@@ -37,6 +39,8 @@ class JSONStripeProtocol(JSONProtocol):
     def read(self, line):
         key, value = JSONProtocol.read(self, line)
         try:
+            if "b" in value:
+                return uuid.UUID(key).bytes, _json_block(value)
             weights = value["w"]
             text = "".join(weights)
             if len(text) != 36 * len(weights):
@@ -53,6 +57,8 @@ class JSONStripeProtocol(JSONProtocol):
             raise DecodeError("cannot decode JSON stripe line %.80r: %s" % (line, e)) from None
 
     def write(self, key, value):
+        if isinstance(value, Block):
+            return JSONProtocol.write(self, _uuid_str(key), _block_json(value))
         names = [q[1:-1].decode() for q in _quoted_uuids(value.ids)]
         obj = {"w": dict(zip(names, value.values.tolist()))}
         if len(obj["w"]) != len(names):  # never silently merge entries
@@ -69,10 +75,43 @@ class JSONStripeProtocol(JSONProtocol):
         return JSONProtocol.write(self, _uuid_str(key), obj)
 
 
+def _block_json(block):
+    docs = [q[1:-1].decode() for q in _quoted_uuids(block.ids)]
+    feats = [q[1:-1].decode() for q in _quoted_uuids(block.features)]
+    weights = block.weights.tolist()
+    vectors = []
+    pos = 0
+    for doc, n in zip(docs, block.lengths.tolist()):
+        vectors.append([doc, dict(zip(feats[pos:pos + n], weights[pos:pos + n]))])
+        pos += n
+    obj = {"b": vectors}
+    if block.weights.dtype == np.float32:
+        obj["f"] = 1
+    if block.stats is not None:
+        obj["s"] = block.stats.tolist()
+    if block.side:
+        obj["side"] = 1
+    return obj
+
+
+def _json_block(value):
+    vectors = value["b"]
+    ids = np.array([uuid.UUID(d).bytes for d, _ in vectors], ID_DTYPE).reshape(-1)
+    lengths = np.array([len(f) for _, f in vectors], np.uint32)
+    feats = np.array([uuid.UUID(f).bytes for _, fs in vectors for f in fs], ID_DTYPE)
+    dtype = np.float32 if value.get("f") else np.float64
+    weights = np.array([w for _, fs in vectors for w in fs.values()], dtype)
+    stats = value.get("s")
+    if stats is not None:
+        stats = np.array(stats, np.float64)
+    return Block(ids, lengths, feats.reshape(-1), weights.reshape(-1), stats,
+                 1 if value.get("side") else 0)
+
+
 def internal_protocol_class(wire):
     """The protocol class of ``--wire compact|json``."""
     if wire == "compact":
-        return StripeProtocol
+        return JobProtocol
     if wire == "json":
         return JSONStripeProtocol
     raise ValueError("unknown wire %r; expected compact or json" % (wire,))

@@ -1,0 +1,379 @@
+"""The blocks strategy of :class:`~mrjobs.dot_products.MRSparseDotProducts`
+(the default).
+
+Vectors are assigned to B blocks by a stable function of their UUID
+(:func:`~mrjobs.buffers.block_of`).  After the vectors step (which merges
+each vector's lines and prepares its weights), each vector travels whole to
+the B block pairs it belongs to, combined into block fragments
+(:class:`~mrcodecs.jobwire.Block` records), and the reducer of a block pair
+multiplies the pair's two blocks with scipy.sparse:
+
+``pairs``
+    The reducer of the pair ``(i, j)`` builds CSR matrices of its two blocks
+    over the pair's own feature index (features in UUID order) and multiplies
+    them in row chunks of at most ``--buffer-entries`` products, so it never
+    holds more than one chunk of products.  It turns dot products into scores,
+    applies ``--threshold`` and keeps each row's ``--top-k`` best, in both
+    directions: the rows of block ``i`` get their neighbours in block ``j``
+    and, mirrored, the rows of block ``j`` theirs in block ``i`` (the diagonal
+    pair ``(i, i)`` computes its upper triangle, each pair once).  Each
+    vector's partial row goes out keyed by the vector.
+``rows``
+    The reducer of a vector merges its (at most B, disjoint) partial rows and
+    keeps the ``--top-k`` best: the union of per-block top-k lists holds the
+    global top-k.
+
+With ``--max-df`` two steps come first: *df* (the reducer of a feature drops
+it if more than N vectors hold it, as the stripes strategy does) and
+*regroup* (the reducer of a vector gathers the features that were kept).
+
+Exactness and determinism: a pair's dot product is computed in one reducer,
+over the whole of both vectors, by scipy's sparse product, which adds the
+terms in the order of the row vector's features -- UUID order -- whatever
+the block count, partitioning or runner: the same input gives the same
+bytes, and ``x.y`` equals ``y.x`` bit for bit.
+
+Cost: each vector is sent B times (``block entries sent`` counts the
+entries), against Σdf²/2 partial products for stripes.  Memory of a pair
+reducer: its two blocks (about 2·nnz/B entries of 24 bytes, plus scipy's
+index arrays) plus one chunk of products and, with ``--top-k K``, K
+candidates per column vector.
+"""
+import numpy as np
+import scipy.sparse as sp
+from mrjob.step import MRStep
+
+from mrcodecs import ID_DTYPE
+from mrcodecs.jobwire import Stripe, block_pair_of
+
+from .buffers import BlockBuffer, PostingBuffer, RegroupBuffer
+from .counters import WORK
+from .kernels import top_k_groups
+
+__all__ = ["BlocksStrategy", "estimate_blocks"]
+
+#: entries one block should hold by default (about 50 MB as scipy matrices)
+DEFAULT_BLOCK_ENTRIES = 2_000_000
+#: bytes of input per vector entry, for estimating entries from input sizes
+INPUT_BYTES_PER_ENTRY = 45
+
+
+def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES):
+    """A block count for about ``entries`` vector entries.
+
+    Enough blocks that one holds at most ``block_entries`` entries, and at
+    least enough that the block pairs keep ``reducers`` reducers busy.
+
+    >>> estimate_blocks(10_000), estimate_blocks(10_000, reducers=2)
+    (1, 2)
+    >>> estimate_blocks(100_000_000)
+    50
+    """
+    b = max(1, -(-int(entries) // block_entries))
+    while b * (b + 1) // 2 < reducers:
+        b += 1
+    return b
+
+
+def pair_memory_bytes(entries, blocks, buffer_entries, top_k=None):
+    """Estimated peak bytes of one block-pair reducer (see the module doc)."""
+    per_block = entries / max(blocks, 1)
+    # two blocks as decoded records + CSR copies (id 16 + weight 8 + index 4 + CSR 12)
+    held = 2 * per_block * 40
+    # one chunk of products: scipy's result + COO rows, cols, scores, sort keys
+    chunk = buffer_entries * 48
+    return int(held + chunk)
+
+
+def _gather(lengths, perm):
+    """Entry indices that put vectors in the order ``perm``."""
+    offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    new_lengths = lengths[perm]
+    new_starts = np.concatenate(([0], np.cumsum(new_lengths, dtype=np.int64)))[:-1]
+    total = int(new_starts[-1] + new_lengths[-1]) if new_lengths.shape[0] else 0
+    return (np.arange(total, dtype=np.int64) - np.repeat(new_starts, new_lengths)
+            + np.repeat(offsets[:-1][perm], new_lengths))
+
+
+class _Side:
+    """The vectors of one side of a block pair, sorted by id."""
+
+    def __init__(self, parts):
+        ids = np.concatenate([p.ids for p in parts])
+        lengths = np.concatenate([p.lengths for p in parts]).astype(np.int64)
+        feats = np.concatenate([p.features for p in parts])
+        weights = np.concatenate([p.weights for p in parts]).astype(np.float64, copy=False)
+        stats = (None if parts[0].stats is None
+                 else np.concatenate([p.stats for p in parts]))
+        if ids.shape[0] > 1 and not (ids[1:] > ids[:-1]).all():
+            perm = np.argsort(ids, kind="stable")
+            idx = _gather(lengths, perm)
+            ids, lengths = ids[perm], lengths[perm]
+            feats, weights = feats[idx], weights[idx]
+            if stats is not None:
+                stats = stats[perm]
+        self.ids, self.lengths, self.feats, self.weights, self.stats = (
+            ids, lengths, feats, weights, stats)
+        self.raw = ids.tobytes()
+
+    def __len__(self):
+        return self.ids.shape[0]
+
+    def matrix(self, features):
+        """CSR matrix over the local feature index ``features`` (sorted)."""
+        cols = np.searchsorted(features, self.feats).astype(np.int32)
+        indptr = np.concatenate(([0], np.cumsum(self.lengths)))
+        m = sp.csr_matrix((self.weights, cols, indptr),
+                          shape=(len(self), features.shape[0]))
+        m.has_sorted_indices = True
+        return m
+
+
+class BlocksStrategy:
+    """Steps of the blocks strategy, bound to a running job."""
+
+    name = "blocks"
+
+    def __init__(self, job):
+        self.job = job
+
+    def steps(self):
+        steps = []
+        if self.job.options.max_df is not None:
+            steps.append(MRStep(reducer_init=self.reducer_df_init, reducer=self.reducer_df,
+                                reducer_final=self.reducer_df_final))
+            steps.append(MRStep(reducer_init=self.reducer_regroup_init,
+                                reducer=self.reducer_regroup,
+                                reducer_final=self.reducer_regroup_final))
+        steps.append(MRStep(reducer_init=self.reducer_pairs_init, reducer=self.reducer_pairs,
+                            reducer_final=self.job._task_final))
+        return steps
+
+    # -- fed by the vectors step (or by the regroup step) -----------------------
+
+    def take_init(self):
+        job = self.job
+        o = job.options
+        if o.max_df is not None:
+            # to the df step first
+            self._post = [PostingBuffer(o.buffer_entries, job.wire_dtype, query=False),
+                          PostingBuffer(o.buffer_entries, job.wire_dtype, query=True)]
+            self._blocks = None
+        else:
+            self._init_blocks()
+
+    def _init_blocks(self):
+        o = self.job.options
+        self._post = None
+        self._blocks = BlockBuffer(o.buffer_entries, self.job.wire_dtype, o.blocks,
+                                   o.blocks if o.queries else None)
+
+    def take(self, doc, query, ids, weights, stat):
+        if self._post is not None:
+            buf = self._post[1 if query else 0]
+            if buf.add(doc, ids, weights, stat):
+                yield from buf.flush()
+            return
+        family = 1 if (self.job.options.queries and not query) else 0
+        if self._blocks.add(doc, family, ids, weights.astype(self.job.wire_dtype, copy=False),
+                            stat):
+            yield from self._blocks.flush(self.job.counts)
+
+    def take_final(self):
+        if self._post is not None:
+            for buf in self._post:
+                yield from buf.flush()
+        else:
+            yield from self._blocks.flush(self.job.counts)
+
+    # -- --max-df: the df step and the regroup step ---------------------------
+
+    def reducer_df_init(self):
+        job = self.job
+        job._task_init()
+        limit = job.options.buffer_entries
+        self._regroup = [RegroupBuffer(limit, job.wire_dtype, query=False),
+                         RegroupBuffer(limit, job.wire_dtype, query=True)]
+
+    def reducer_df(self, feature, fragments):
+        postings = self.job.assemble_postings(feature, fragments)
+        if postings is None:
+            return
+        for q, part in enumerate(postings):
+            if part is None:
+                continue
+            docs, w, stats = part
+            if self._regroup[q].add(feature, docs, w, stats):
+                yield from self._regroup[q].flush()
+
+    def reducer_df_final(self):
+        for buf in self._regroup:
+            yield from buf.flush()
+        self.job._task_final()
+
+    def reducer_regroup_init(self):
+        self.job._task_init()
+        self._init_blocks()
+
+    def reducer_regroup(self, doc, pieces):
+        """A vector's kept features (prepared weights, whole-vector stat)."""
+        by_family = {}
+        for s in pieces:
+            by_family.setdefault(bool(s.query), []).append(s)
+        for query in sorted(by_family):
+            parts = by_family[query]
+            if len(parts) == 1:
+                ids, w = parts[0].ids, parts[0].values
+            else:
+                ids = np.concatenate([p.ids for p in parts])
+                w = np.concatenate([p.values for p in parts])
+                order = np.argsort(ids, kind="stable")
+                ids, w = ids[order], w[order]
+            yield from self.take(doc, query, ids, w, parts[0].self_stat)
+
+    def reducer_regroup_final(self):
+        yield from self.take_final()
+        self.job._task_final()
+
+    # -- the block pairs ------------------------------------------------------
+
+    def reducer_pairs_init(self):
+        self.job._task_init()
+
+    def reducer_pairs(self, key, blocks):
+        job = self.job
+        o = job.options
+        i, j = block_pair_of(key)
+        sides = ([], [])
+        for b in blocks:
+            sides[b.side].append(b)
+        diagonal = i == j and not o.queries
+        if not sides[0] or not (diagonal or sides[1]):
+            return
+        rows = _Side(sides[0])
+        cols = rows if diagonal else _Side(sides[1])
+        feats = np.unique(rows.feats if diagonal else np.concatenate((rows.feats, cols.feats)))
+        A = rows.matrix(feats)
+        C = A if diagonal else cols.matrix(feats)
+        exact_zeros = bool((A.data < 0).any() or (C.data < 0).any())
+        k = o.top_k
+        mirror = not o.queries
+        held = None  # mirrored candidates: (cols, rows, scores) in local indices
+        n_c = C.shape[0]
+        # upper bound on each row's products: sum of its features' df on the column side
+        df_c = np.bincount(C.indices, minlength=feats.shape[0])
+        bound = np.minimum(np.bincount(np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
+                                       weights=df_c[A.indices], minlength=A.shape[0]), n_c)
+        limit = o.buffer_entries
+        ends = _chunk_ends(bound, limit)
+        Bt = None if diagonal else C.T.tocsr()
+        start = 0
+        scored = products = 0
+        for end in ends:
+            if diagonal:
+                c0 = start
+                Bt = C[start:].T.tocsr()
+            else:
+                c0 = 0
+            P = A[start:end] @ Bt
+            r, c, dots = _coo(P, start, c0)
+            if exact_zeros:
+                r, c, dots = _with_zero_dots(A[start:end], Bt, start, c0, r, c, dots)
+            products += dots.shape[0]
+            if diagonal:
+                keep = c >= r if o.include_self else c > r
+                r, c, dots = r[keep], c[keep], dots[keep]
+            scores = job.scores(dots, None if rows.stats is None else rows.stats[r],
+                                None if cols.stats is None else cols.stats[c])
+            scored += scores.shape[0]
+            if o.threshold is not None:
+                keep = scores >= o.threshold
+                if not keep.all():
+                    job.counts.add(WORK, "pairs below threshold", int((~keep).sum()))
+                    r, c, scores = r[keep], c[keep], scores[keep]
+            # rows of this chunk: their neighbours on the column side
+            yield from self._emit(r, c, scores, k, rows, cols)
+            if mirror:
+                m_c, m_r, m_s = c, r, scores
+                if diagonal:
+                    other = c != r
+                    m_c, m_r, m_s = c[other], r[other], scores[other]
+                if held is not None:
+                    m_c = np.concatenate((held[0], m_c))
+                    m_r = np.concatenate((held[1], m_r))
+                    m_s = np.concatenate((held[2], m_s))
+                if k is not None:
+                    order = top_k_groups(m_c, m_r, m_s, k)
+                    held = (m_c[order], m_r[order], m_s[order])
+                elif m_c.shape[0] >= limit:
+                    yield from self._emit(m_c, m_r, m_s, None, cols, rows)
+                    held = None
+                else:
+                    held = (m_c, m_r, m_s)
+            start = end
+        if held is not None:
+            yield from self._emit(held[0], held[1], held[2], k, cols, rows)
+        job.counts.add(WORK, "pairs scored", scored)
+        job.counts.add(WORK, "block pairs", 1)
+        job.counts.add(WORK, "products computed", products)
+
+    def _emit(self, groups, others, scores, k, group_side, other_side):
+        """One partial row per group (a vector of ``group_side``)."""
+        if not groups.shape[0]:
+            return
+        order = top_k_groups(groups, others, scores, k)
+        groups, others = groups[order], others[order]
+        scores = scores[order].astype(self.job.wire_dtype, copy=False)
+        bounds = np.flatnonzero(np.diff(groups)) + 1
+        starts = np.concatenate(([0], bounds)).tolist()
+        ends = np.concatenate((bounds, [groups.shape[0]])).tolist()
+        ids = other_side.ids[others]
+        raw = group_side.raw
+        for s, e, g in zip(starts, ends, groups[starts].tolist()):
+            yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
+
+
+def _chunk_ends(bound, limit):
+    """Row chunk ends so that each chunk's product bound stays within ``limit``
+    (a row whose bound alone exceeds it is a chunk of its own)."""
+    n = bound.shape[0]
+    cum = np.cumsum(bound)
+    ends = []
+    start, base = 0, 0.0
+    while start < n:
+        end = int(np.searchsorted(cum, base + limit, side="right"))
+        end = max(end, start + 1)
+        ends.append(end)
+        base = cum[end - 1]
+        start = end
+    return ends
+
+
+def _coo(P, r0, c0):
+    """(rows, cols, values) of a CSR product, in global indices."""
+    r = np.repeat(np.arange(r0, r0 + P.shape[0], dtype=np.int64), np.diff(P.indptr))
+    return r, P.indices.astype(np.int64) + c0, P.data
+
+
+def _with_zero_dots(A, Bt, r0, c0, r, c, dots):
+    """Add the pairs that share features but whose dot product cancels to 0.0
+    (scipy's product drops exact zeros; every pair that shares a feature gets
+    a score)."""
+    Ab = A.copy()
+    Ab.data = np.ones_like(Ab.data)
+    Bb = Bt.copy()
+    Bb.data = np.ones_like(Bb.data)
+    Q = Ab @ Bb
+    qr, qc, _ = _coo(Q, r0, c0)
+    if qr.shape[0] == r.shape[0]:
+        return r, c, dots
+    width = np.int64(Bt.shape[1] + c0 + 1)
+    have = r * width + c
+    order = np.argsort(have)
+    want = qr * width + qc
+    pos = np.searchsorted(have, want, sorter=order)
+    pos = np.minimum(pos, max(have.shape[0] - 1, 0))
+    found = (have[order[pos]] == want) if have.shape[0] else np.zeros(want.shape[0], bool)
+    out = np.zeros(want.shape[0])
+    out[found] = dots[order[pos[found]]]
+    return qr, qc, out

@@ -1,0 +1,241 @@
+"""Bounded in-task combining buffers of the jobs.
+
+Each buffer takes whole records, holds at most ``limit`` entries (plus the
+record that crossed the limit) and, when flushed, yields ``(key, value)``
+pairs grouped by their destination key, so that a task writes one record per
+key per flush instead of one per entry.  Nothing here loops over entries in
+Python.
+"""
+import zlib
+
+import numpy as np
+
+from mrcodecs import ID_DTYPE
+from mrcodecs.jobwire import Block, Stripe, block_pair_key
+
+from .counters import WORK
+from .kernels import group_starts, sort_sum
+
+__all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "BlockBuffer", "block_of"]
+
+
+class PostingBuffer:
+    """Combining of postings: vectors in, one posting fragment per feature out
+    (feature id -> documents, weights, per-document statistics).
+    """
+
+    def __init__(self, limit, dtype, query=False):
+        self.limit = limit
+        self.dtype = dtype
+        self.query = query
+        self.clear()
+
+    def clear(self):
+        self.feats, self.weights, self.docs, self.counts, self.stats = [], [], [], [], []
+        self.n = 0
+
+    def add(self, doc, ids, weights, stat):
+        """Add one vector; True when the buffer should be flushed."""
+        self.feats.append(ids)
+        self.weights.append(weights)
+        self.docs.append(doc)
+        self.counts.append(ids.shape[0])
+        self.stats.append(stat)
+        self.n += ids.shape[0]
+        return self.n >= self.limit
+
+    def flush(self):
+        if not self.n:
+            self.clear()
+            return
+        feats = np.concatenate(self.feats)
+        weights = np.concatenate(self.weights).astype(self.dtype, copy=False)
+        rep = np.repeat(np.arange(len(self.docs)), self.counts)
+        docs = np.frombuffer(b"".join(self.docs), ID_DTYPE)[rep]
+        stats = None if self.stats[0] is None else np.array(self.stats, np.float64)[rep]
+        self.clear()
+        # by feature, then document: fragments arrive sorted at the reducer
+        order = np.argsort(docs, kind="stable")
+        order = order[np.argsort(feats[order], kind="stable")]
+        feats, weights, docs = feats[order], weights[order], docs[order]
+        if stats is not None:
+            stats = stats[order]
+        starts = group_starts(feats)
+        ends = np.append(starts[1:], feats.shape[0]).tolist()
+        raw = feats.tobytes()
+        query = self.query
+        for s, e in zip(starts.tolist(), ends):
+            yield raw[16 * s:16 * s + 16], Stripe(
+                docs[s:e], weights[s:e], None if stats is None else stats[s:e], None, query)
+
+
+class StripeBuffer:
+    """Combining of stripes by document (stripes strategy, step-2 reducers).
+
+    Stripes for the same document from different posting lists are summed
+    when the buffer is flushed, which happens once it holds ``limit``
+    entries: memory is at most ``limit`` entries plus one posting list.
+    """
+
+    def __init__(self, limit, dtype):
+        self.limit = limit
+        self.dtype = dtype
+        self.parts = {}
+        self.n = 0
+
+    def add(self, doc, self_stat, ids, values, stats):
+        entry = self.parts.get(doc)
+        if entry is None:
+            self.parts[doc] = [self_stat, [(ids, values, stats)]]
+        else:
+            entry[1].append((ids, values, stats))
+        self.n += ids.shape[0]
+        return self.n >= self.limit
+
+    def flush(self, counts):
+        parts, self.parts, self.n = self.parts, {}, 0
+        emitted = merged = 0
+        dtype = self.dtype
+        for doc, (self_stat, chunks) in parts.items():
+            if len(chunks) == 1:
+                ids, values, stats = chunks[0]
+            else:
+                ids, values, stats, m = sort_sum(
+                    np.concatenate([c[0] for c in chunks]),
+                    np.concatenate([c[1] for c in chunks]),
+                    None if chunks[0][2] is None else np.concatenate([c[2] for c in chunks]))
+                merged += m
+            emitted += ids.shape[0]
+            yield doc, Stripe(ids, values.astype(dtype, copy=False), stats, self_stat)
+        counts.add(WORK, "stripe entries emitted", emitted)
+        counts.add(WORK, "stripe entries combined away", merged)
+
+
+class RegroupBuffer:
+    """Regrouping of entries by their *other* id.
+
+    Holds ``(to, from, value)`` triples (and optionally one statistic per
+    ``to``); a flush sorts them by ``to`` and emits one stripe per target:
+    ``to -> Stripe(froms, values, self_stat=stat of to, query)``.  With ``k``, each
+    stripe keeps only its ``k`` best values (ties by smaller id).
+    """
+
+    def __init__(self, limit, dtype, k=None, query=False):
+        self.limit = limit
+        self.dtype = dtype
+        self.k = k
+        self.query = query
+        self.clear()
+
+    def clear(self):
+        self.to, self.frm, self.values, self.counts, self.stats = [], [], [], [], []
+        self.n = 0
+
+    def add(self, frm, to, values, to_stats=None):
+        self.to.append(to)
+        self.frm.append(frm)
+        self.values.append(values)
+        self.counts.append(to.shape[0])
+        self.stats.append(to_stats)
+        self.n += to.shape[0]
+        return self.n >= self.limit
+
+    def flush(self):
+        if not self.n:
+            self.clear()
+            return
+        from .kernels import top_k_groups
+        to = np.concatenate(self.to)
+        values = np.concatenate(self.values).astype(self.dtype, copy=False)
+        frm = np.frombuffer(b"".join(self.frm), to.dtype)[
+            np.repeat(np.arange(len(self.frm)), self.counts)]
+        stats = None if self.stats[0] is None else np.concatenate(self.stats)
+        self.clear()
+        if self.k is not None:
+            order = top_k_groups(to, frm, values, self.k)
+        else:
+            order = np.lexsort((frm, to))
+        to, frm, values = to[order], frm[order], values[order]
+        if stats is not None:
+            stats = stats[order]
+        starts = group_starts(to)
+        ends = np.append(starts[1:], to.shape[0]).tolist()
+        raw = to.tobytes()
+        query = self.query
+        for s, e in zip(starts.tolist(), ends):
+            yield raw[16 * s:16 * s + 16], Stripe(
+                frm[s:e], values[s:e], None, None if stats is None else float(stats[s]), query)
+
+
+def block_of(doc, blocks):
+    """The block of a vector: a stable function of its 16 UUID bytes (CRC-32,
+    so that sequential and random UUIDs both spread evenly).
+
+    >>> block_of(bytes(16), 4), block_of(bytes(range(16)), 4)
+    (1, 3)
+    """
+    return zlib.crc32(doc) % blocks
+
+
+class BlockBuffer:
+    """Combining of whole vectors into block fragments (blocks strategy).
+
+    Vectors are added whole, with their family (0: the rows of a pair --
+    every vector of a self-join, or the queries; 1: the corpus under
+    ``--queries``).  A flush groups them by block and emits one
+    :class:`~mrcodecs.jobwire.Block` per block and block pair it belongs to:
+    for a self-join, vector block ``b`` goes to the pairs ``(min(b, c),
+    max(b, c))`` for every block ``c`` (side 1 when ``b`` is the pair's second
+    block); under ``--queries``, query block ``q`` goes to ``(q, c)`` for every
+    corpus block ``c`` as side 0 and corpus block ``c`` to every ``(q, c)`` as
+    side 1.  Memory: at most ``limit`` entries plus one vector (each fragment
+    is encoded once per pair it is sent to, not copied).
+    """
+
+    def __init__(self, limit, dtype, blocks, query_blocks=None):
+        self.limit = limit
+        self.dtype = dtype
+        self.blocks = blocks
+        self.query_blocks = query_blocks  # None: self-join
+        self.clear()
+
+    def clear(self):
+        self.vectors = {}  # (family, block) -> [docs, lengths, feats, weights, stats]
+        self.n = 0
+
+    def add(self, doc, family, ids, weights, stat):
+        """Add one vector; True when the buffer should be flushed."""
+        nb = self.blocks if family or self.query_blocks is None else self.query_blocks
+        key = (family, block_of(doc, nb))
+        parts = self.vectors.get(key)
+        if parts is None:
+            parts = self.vectors[key] = ([], [], [], [], [])
+        parts[0].append(doc)
+        parts[1].append(ids.shape[0])
+        parts[2].append(ids)
+        parts[3].append(weights)
+        parts[4].append(stat)
+        self.n += ids.shape[0]
+        return self.n >= self.limit
+
+    def flush(self, counts):
+        vectors = self.vectors
+        self.clear()
+        sent = 0
+        for (family, b), (docs, lengths, feats, weights, stats) in sorted(vectors.items()):
+            ids = np.frombuffer(b"".join(docs), ID_DTYPE)
+            lengths = np.array(lengths, np.uint32)
+            feats = np.concatenate(feats)
+            weights = np.concatenate(weights).astype(self.dtype, copy=False)
+            stats = None if stats[0] is None else np.array(stats, np.float64)
+            if self.query_blocks is None:
+                pairs = [(min(b, c), max(b, c)) for c in range(self.blocks)]
+            elif family == 0:
+                pairs = [(b, c) for c in range(self.blocks)]
+            else:
+                pairs = [(q, b) for q in range(self.query_blocks)]
+            for i, j in pairs:
+                side = 1 if (family == 1 or (b == j and i != j)) else 0
+                yield block_pair_key(i, j), Block(ids, lengths, feats, weights, stats, side)
+            sent += feats.shape[0] * len(pairs)
+        counts.add(WORK, "block entries sent", sent)

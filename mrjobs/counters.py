@@ -1,0 +1,61 @@
+"""Counters of the mrsparse jobs: their groups, batching in the task, and the
+short report printed at the end of a run.
+
+Every ``MRJob.increment_counter`` call writes one line to the task's stderr,
+so tasks keep counts in a :class:`Counters` dict and send each once, when the
+task ends.
+"""
+
+__all__ = ["INPUT", "DFCUT", "WORK", "SKIPPED", "Counters", "run_report"]
+
+#: counter group of input problems (skipped lines) and input repairs
+INPUT = "mrsparse input"
+#: counter group of what ``--max-df`` dropped
+DFCUT = "mrsparse df-cut"
+#: counter group of the work done (for benchmarks)
+WORK = "mrsparse work"
+
+#: counters that mean a line was skipped
+SKIPPED = ("malformed line", "id not a UUID", "weight not a finite number")
+
+
+class Counters(dict):
+    """Counts kept in the task and sent to mrjob once, at the end of the task."""
+
+    def add(self, group, name, n=1):
+        if n:
+            key = (group, name)
+            self[key] = self.get(key, 0) + n
+
+    def send(self, job):
+        """Hand every count to ``job.increment_counter`` and forget them."""
+        for (group, name), n in sorted(self.items()):
+            job.increment_counter(group, name, n)
+        self.clear()
+
+
+def run_report(step_counters):
+    """A short account of skipped input and df-cut drops, or ''."""
+    total = {}
+    for step in step_counters or ():
+        for group, names in step.items():
+            if group in (INPUT, DFCUT):
+                for name, n in names.items():
+                    total[(group, name)] = total.get((group, name), 0) + n
+    lines = []
+    skipped = {name: total.get((INPUT, name), 0) for name in SKIPPED}
+    if any(skipped.values()):
+        lines.append("mrsparse: skipped %d bad input line(s): %s (rerun with --strict to "
+                     "stop at the first)" % (sum(skipped.values()), ", ".join(
+                         "%s: %d" % kv for kv in skipped.items() if kv[1])))
+    repaired = sorted((name, n) for (g, name), n in total.items()
+                      if g == INPUT and name not in SKIPPED and name != "vectors read")
+    if repaired:
+        lines.append("mrsparse: input notes: " + ", ".join("%s: %d" % kv for kv in repaired))
+    if total.get((DFCUT, "features dropped")):
+        lines.append("mrsparse: --max-df dropped %d feature(s), %d posting(s), %d partial "
+                     "product(s); results are approximate" % (
+                         total[(DFCUT, "features dropped")],
+                         total.get((DFCUT, "postings dropped"), 0),
+                         total.get((DFCUT, "partial products dropped"), 0)))
+    return "\n".join(lines)

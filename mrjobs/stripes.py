@@ -1,0 +1,193 @@
+"""The stripes strategy of :class:`~mrjobs.dot_products.MRSparseDotProducts`.
+
+After the vectors step (which merges each vector's lines and prepares its
+weights), every partial product travels on the wire:
+
+1. *stripes*.  The reducer of a feature assembles its posting list ``D``
+   (sorted by id), applies the df-cut, and emits for each document ``D[p]``
+   the stripe ``D[p]`` -> ``{D[q]: w[p] w[q], q > p}``: one numpy product per
+   document over the rest of the list, so every pair's product is computed
+   once (the upper triangle; ``--include-self`` adds ``q = p``).  Stripes are
+   combined per document in a bounded buffer before they are written.
+2. *sum*.  The reducer of a document sums its stripes with numpy, turns the
+   dot products into scores (:mod:`mrjobs.measures`), applies ``--threshold``
+   and emits the row (neighbours with larger ids) and, for the mirror half,
+   each score to the other document, combined in a bounded buffer; with
+   ``--top-k K`` the row and each mirror group are cut to their K best first.
+   With ``--queries`` the rows are complete here and the last step only
+   orders them.
+
+Σdf²/2 partial products cross the wire, so this strategy suits corpora whose
+features are rare (or cut with ``--max-df``): see the README for where it
+beats the blocks strategy.
+
+Memory: a stripes reducer holds one posting list (at most ``--max-df``
+entries) plus ``--buffer-entries``; a sum reducer never holds all partial
+stripes of a vector -- whenever the unmerged stripes exceed the buffer size
+(or twice the merged size) they are summed into one sorted array.
+"""
+import numpy as np
+from mrjob.step import MRStep
+
+from mrcodecs.jobwire import Stripe
+
+from .buffers import PostingBuffer, RegroupBuffer, StripeBuffer
+from .counters import WORK
+from .kernels import sort_sum, top_k_order
+from .measures import score
+
+__all__ = ["StripesStrategy"]
+
+
+class StripesStrategy:
+    """Steps of the stripes strategy, bound to a running job."""
+
+    name = "stripes"
+
+    def __init__(self, job):
+        self.job = job
+
+    def steps(self):
+        job = self.job
+        return [
+            MRStep(reducer_init=self.reducer_stripes_init, reducer=self.reducer_stripes,
+                   reducer_final=self.reducer_stripes_final),
+            MRStep(reducer_init=self.reducer_sum_init, reducer=self.reducer_sum,
+                   reducer_final=self.reducer_sum_final),
+        ]
+
+    # -- fed by the vectors step ---------------------------------------------
+
+    def take_init(self):
+        o = self.job.options
+        self._post = [PostingBuffer(o.buffer_entries, self.job.wire_dtype, query=False),
+                      PostingBuffer(o.buffer_entries, self.job.wire_dtype, query=True)]
+
+    def take(self, doc, query, ids, weights, stat):
+        buf = self._post[1 if query else 0]
+        if buf.add(doc, ids, weights, stat):
+            yield from buf.flush()
+
+    def take_final(self):
+        for buf in self._post:
+            yield from buf.flush()
+
+    # -- step: stripes ---------------------------------------------------------
+
+    def reducer_stripes_init(self):
+        job = self.job
+        job._task_init()
+        self._stripes = StripeBuffer(job.options.buffer_entries, job.wire_dtype)
+
+    def reducer_stripes(self, feature, fragments):
+        job = self.job
+        postings = job.assemble_postings(feature, fragments)
+        if postings is None:
+            return
+        corpus, queries = postings
+        buf = self._stripes
+        if job.options.queries:
+            if corpus is None or queries is None:
+                return
+            cids, cw, cstats = corpus
+            qids, qw, qstats = queries
+            raw = qids.tobytes()
+            products = 0
+            for p in range(qids.shape[0]):
+                products += cids.shape[0]
+                if buf.add(raw[16 * p:16 * p + 16],
+                           None if qstats is None else float(qstats[p]),
+                           cids, cw * qw[p], cstats):
+                    yield from buf.flush(job.counts)
+            job.counts.add(WORK, "partial products", products)
+            return
+        if corpus is None:
+            return
+        ids, w, stats = corpus
+        w = w.astype(np.float64, copy=False)
+        n = ids.shape[0]
+        raw = ids.tobytes()
+        skip = 0 if job.options.include_self else 1
+        products = 0
+        for p in range(n - skip):
+            lo = p + skip
+            products += n - lo
+            if buf.add(raw[16 * p:16 * p + 16],
+                       None if stats is None else float(stats[p]),
+                       ids[lo:], w[lo:] * w[p], None if stats is None else stats[lo:]):
+                yield from buf.flush(job.counts)
+        job.counts.add(WORK, "partial products", products)
+
+    def reducer_stripes_final(self):
+        yield from self._stripes.flush(self.job.counts)
+        self.job._task_final()
+
+    # -- step: sum -------------------------------------------------------------
+
+    def reducer_sum_init(self):
+        job = self.job
+        job._task_init()
+        self._mirror = RegroupBuffer(job.options.buffer_entries, job.wire_dtype,
+                                     job.options.top_k)
+
+    @staticmethod
+    def _merge(chunks):
+        if len(chunks) == 1:
+            ids, values, stats = chunks[0]
+            return ids, values.astype(np.float64, copy=False), stats
+        ids, values, stats, _ = sort_sum(
+            np.concatenate([c[0] for c in chunks]),
+            np.concatenate([c[1] for c in chunks]),
+            None if chunks[0][2] is None else np.concatenate([c[2] for c in chunks]))
+        return ids, values, stats
+
+    def reducer_sum(self, doc, stripes):
+        job = self.job
+        o = job.options
+        limit = o.buffer_entries
+        chunks = []
+        pending = 0
+        merged_size = 0
+        self_stat = None
+        for s in stripes:
+            if s.self_stat is not None:
+                self_stat = s.self_stat
+            chunks.append((s.ids, s.values, s.stats))
+            pending += len(s)
+            # Sum early so that a popular vector's partial stripes are never
+            # all in memory at once; the doubling keeps the re-merging linear.
+            if pending > max(limit, 2 * merged_size) and len(chunks) > 1:
+                chunks = [self._merge(chunks)]
+                merged_size = pending = chunks[0][0].shape[0]
+        if not chunks:
+            return
+        ids, dots, stats = self._merge(chunks)
+        scores = job.scores(dots, self_stat, stats)
+        job.counts.add(WORK, "pairs scored", scores.shape[0])
+        if o.threshold is not None:
+            keep = scores >= o.threshold
+            if not keep.all():
+                job.counts.add(WORK, "pairs below threshold", int((~keep).sum()))
+                ids, scores = ids[keep], scores[keep]
+        if not ids.shape[0]:
+            return
+        if o.queries:
+            order = top_k_order(ids, scores, o.top_k)
+            yield doc, Stripe(ids[order], scores[order])
+            return
+        # the row: neighbours with larger ids (and doc itself with --include-self)
+        row_ids, row_scores = ids, scores
+        if o.top_k is not None and ids.shape[0] > o.top_k:
+            order = top_k_order(ids, scores, o.top_k)
+            row_ids, row_scores = ids[order], scores[order]
+        yield doc, Stripe(row_ids, row_scores.astype(job.wire_dtype, copy=False))
+        others = ids != doc
+        if o.include_self and not others.all():
+            ids, scores = ids[others], scores[others]
+        if ids.shape[0] and self._mirror.add(doc, ids, scores):
+            yield from self._mirror.flush()
+
+    def reducer_sum_final(self):
+        if not self.job.options.queries:
+            yield from self._mirror.flush()
+        self.job._task_final()
