@@ -43,7 +43,6 @@ import numpy as np
 import scipy.sparse as sp
 from mrjob.step import MRStep
 
-from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe, block_pair_of
 
 from .buffers import BlockBuffer, PostingBuffer, RegroupBuffer

@@ -34,7 +34,6 @@ from mrcodecs.jobwire import Stripe
 from .buffers import PostingBuffer, RegroupBuffer, StripeBuffer
 from .counters import WORK
 from .kernels import sort_sum, top_k_order
-from .measures import score
 
 __all__ = ["StripesStrategy"]
 
@@ -48,7 +47,6 @@ class StripesStrategy:
         self.job = job
 
     def steps(self):
-        job = self.job
         return [
             MRStep(reducer_init=self.reducer_stripes_init, reducer=self.reducer_stripes,
                    reducer_final=self.reducer_stripes_final),
