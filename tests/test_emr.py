@@ -2,8 +2,8 @@
 against moto's in-process AWS mock (EMR itself cannot be reached from here).
 
 What is checked is what EMR would be told: the cluster (release, instance
-types and counts, applications), its bootstrap (numpy installed for the
-task Python), one Hadoop Streaming step per job step with the conf's Python,
+types and counts, applications), its bootstrap (numpy and scipy installed for
+the task Python), one Hadoop Streaming step per job step with the conf's Python,
 the map-output compression settings and mrsparse.zip among the files, and
 the setup script that puts mrsparse.zip on the tasks' PYTHONPATH.
 
@@ -137,7 +137,7 @@ def check_cluster(aws, cluster_id, conf, n_steps):
     script = _s3_text(s3, actions[0]["ScriptPath"])
     for cmd in conf["bootstrap"]:
         assert cmd in script
-    assert "sudo python3.11 -m pip install numpy" in script
+    assert "sudo python3.11 -m pip install numpy scipy" in script
 
     # steps: one Hadoop Streaming step per job step, in order
     steps = emr.list_steps(ClusterId=cluster_id)["Steps"][::-1]   # newest first

@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from mrcodecs import SparseVector, VectorProtocol  # noqa: E402
-from mrcodecs.jobwire import Stripe, StripeProtocol  # noqa: E402
+from mrcodecs.jobwire import Block, JobProtocol, Stripe, StripeProtocol, block_pair_key  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -73,6 +73,15 @@ STRIPES = [
      [9.0], 3.0, True),
 ]
 
+# Block records (jobwire): (name, pair, [(vector id, [(feature id, weight)])], dtype, stats, side)
+BLOCKS = [
+    ("block_two_vectors", (0, 1),
+     [(b"\x0a" * 16, [(b"\x09" * 16, 0.5), (b"\x0d" * 15 + b"\x0b", -2.0)]),
+      (bytes(range(16)), [(b"\x0c" * 16, 3.25)])], "float64", None, 0),
+    ("block_f32_stats_side", (2, 2**32 - 1),
+     [(b"\x00" * 16, [(b"\x01" * 16, 1.5)]), (b"\xff" * 16, [])], "float32", [9.0, 0.0], 1),
+]
+
 
 def main():
     proto = VectorProtocol()
@@ -104,6 +113,23 @@ def main():
             "values": [float(v).hex() for v in values], "dtype": dtype,
             "stats": None if stats is None else [float(v).hex() for v in stats],
             "self_stat": None if self_stat is None else float(self_stat).hex(), "query": query,
+        })
+    manifest["blocks"] = []
+    for name, (i, j), vectors, dtype, stats, side in BLOCKS:
+        block = Block(
+            np.array([v for v, _ in vectors], dtype="S16").reshape(-1),
+            np.array([len(e) for _, e in vectors], dtype=np.uint32),
+            np.array([f for _, e in vectors for f, _ in e], dtype="S16").reshape(-1),
+            np.array([w for _, e in vectors for _, w in e], dtype=dtype),
+            None if stats is None else np.array(stats, dtype=np.float64),
+            side,
+        )
+        with open(os.path.join(HERE, name + ".line"), "wb") as f:
+            f.write(JobProtocol().write(block_pair_key(i, j), block))
+        manifest["blocks"].append({
+            "name": name, "pair": [i, j], "dtype": dtype, "side": side,
+            "vectors": [[v.hex(), [[f.hex(), float(w).hex()] for f, w in e]] for v, e in vectors],
+            "stats": None if stats is None else [float(v).hex() for v in stats],
         })
     os.makedirs(os.path.join(HERE, "invalid"), exist_ok=True)
     for name, line, message in INVALID:
