@@ -285,44 +285,47 @@ class BlocksStrategy:
             scores = job.scores(dots, None if rows.stats is None else rows.stats[r],
                                 None if cols.stats is None else cols.stats[c])
             scored += scores.shape[0]
-            if o.threshold is not None:
-                keep = scores >= o.threshold
-                if not keep.all():
-                    job.counts.add(WORK, "pairs below threshold", int((~keep).sum()))
-                    r, c, scores = r[keep], c[keep], scores[keep]
+            keep = job.keep_scores(scores)
+            if keep is not None:
+                r, c, scores = r[keep], c[keep], scores[keep]
             # rows of this chunk: their neighbours on the column side
-            yield from self._emit(r, c, scores, k, rows, cols)
+            yield from self._emit(*_best(r, c, scores, k, start, end - start, 0, n_c),
+                                  rows, cols)
             if mirror:
                 m_c, m_r, m_s = c, r, scores
                 if diagonal:
                     other = c != r
                     m_c, m_r, m_s = c[other], r[other], scores[other]
+                m_c, m_r, m_s = _best(m_c, m_r, m_s, k, 0, n_c, start, end - start)
                 if held is not None:
                     m_c = np.concatenate((held[0], m_c))
                     m_r = np.concatenate((held[1], m_r))
                     m_s = np.concatenate((held[2], m_s))
                 if k is not None:
-                    order = top_k_groups(m_c, m_r, m_s, k)
-                    held = (m_c[order], m_r[order], m_s[order])
+                    if held is not None:
+                        order = top_k_groups(m_c, m_r, m_s, k)
+                        m_c, m_r, m_s = m_c[order], m_r[order], m_s[order]
+                    held = (m_c, m_r, m_s)
                 elif m_c.shape[0] >= limit:
-                    yield from self._emit(m_c, m_r, m_s, None, cols, rows)
+                    yield from self._emit(*_best(m_c, m_r, m_s, None, 0, n_c, 0, 0), cols, rows)
                     held = None
                 else:
                     held = (m_c, m_r, m_s)
             start = end
         if held is not None:
-            yield from self._emit(held[0], held[1], held[2], k, cols, rows)
+            if k is None:
+                held = _best(held[0], held[1], held[2], None, 0, n_c, 0, 0)
+            yield from self._emit(held[0], held[1], held[2], cols, rows)
         job.counts.add(WORK, "pairs scored", scored)
         job.counts.add(WORK, "block pairs", 1)
         job.counts.add(WORK, "products computed", products)
 
-    def _emit(self, groups, others, scores, k, group_side, other_side):
-        """One partial row per group (a vector of ``group_side``)."""
+    def _emit(self, groups, others, scores, group_side, other_side):
+        """One partial row per group (a vector of ``group_side``); entries
+        arrive grouped."""
         if not groups.shape[0]:
             return
-        order = top_k_groups(groups, others, scores, k)
-        groups, others = groups[order], others[order]
-        scores = scores[order].astype(self.job.wire_dtype, copy=False)
+        scores = scores.astype(self.job.wire_dtype, copy=False)
         bounds = np.flatnonzero(np.diff(groups)) + 1
         starts = np.concatenate(([0], bounds)).tolist()
         ends = np.concatenate((bounds, [groups.shape[0]])).tolist()
@@ -330,6 +333,32 @@ class BlocksStrategy:
         raw = group_side.raw
         for s, e, g in zip(starts, ends, groups[starts].tolist()):
             yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
+
+
+def _best(groups, others, scores, k, g0, n_groups, o0, n_others):
+    """Each group's ``k`` best entries (all without ``k``), grouped by group:
+    ``(groups, others, scores)``, score descending, ties by smaller other.
+
+    Groups are ``g0 .. g0 + n_groups - 1`` and others ``o0 .. o0 + n_others -
+    1`` (indices whose order is the UUIDs' order).  A dense chunk is selected
+    with ``numpy.partition`` on a dense array (linear time); a sparse one with
+    one ``lexsort`` of its entries.
+    """
+    m = groups.shape[0]
+    if k is None:
+        order = np.argsort(groups, kind="stable")
+        return groups[order], others[order], scores[order]
+    cells = n_groups * n_others
+    if n_others > k and m > 4 * k * n_groups and 4 * m >= cells:
+        dense = np.full((n_groups, n_others), -np.inf)
+        dense[groups - g0, others - o0] = scores
+        kth = np.partition(dense, n_others - k, axis=1)[:, n_others - k]
+        cand = np.flatnonzero(((dense >= kth[:, None]) & (dense > -np.inf)).ravel())
+        groups = cand // n_others + g0
+        others = cand % n_others + o0
+        scores = dense.ravel()[cand]
+    order = top_k_groups(groups, others, scores, k)
+    return groups[order], others[order], scores[order]
 
 
 def _chunk_ends(bound, limit):

@@ -36,7 +36,7 @@ from mrcodecs.jobwire import Stripe
 from mrjobs.base import SparseJob
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, BlocksStrategy,
                            estimate_blocks, pair_memory_bytes)
-from mrjobs.counters import INPUT
+from mrjobs.counters import INPUT, WORK
 from mrjobs.index import IndexSteps
 from mrjobs.kernels import group_starts, top_k_order
 from mrjobs.measures import MEASURES, prepare, score
@@ -123,8 +123,6 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         if o.strategy == "blocks":
             if o.blocks is None:
                 o.blocks = self._default_blocks()
-            else:
-                log.info("blocks strategy: %d block(s) (--blocks)", o.blocks)
             if "--blocks" not in kwargs["extra_args"]:
                 kwargs["extra_args"] = list(kwargs["extra_args"]) + ["--blocks", str(o.blocks)]
         return kwargs
@@ -175,6 +173,24 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
     def scores(self, dots, stats_a, stats_b):
         """Scores of pairs from their dot products and the two vectors' statistics."""
         return score(self.options.measure, dots, stats_a, stats_b)
+
+    def keep_scores(self, scores):
+        """Mask of the scores to keep (finite, ``>= --threshold``), or None to
+        keep all; what is dropped is counted."""
+        keep = np.isfinite(scores)
+        if not keep.all():
+            self.counts.add(WORK, "pairs dropped: score not a finite number",
+                            int((~keep).sum()))
+        else:
+            keep = None
+        t = self.options.threshold
+        if t is not None:
+            above = scores >= t
+            if not above.all():
+                self.counts.add(WORK, "pairs below threshold",
+                                int((~above).sum() if keep is None else (~above & keep).sum()))
+                keep = above if keep is None else keep & above
+        return keep
 
     def is_query_input(self):
         q = self.options.queries

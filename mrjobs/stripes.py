@@ -162,11 +162,9 @@ class StripesStrategy:
         ids, dots, stats = self._merge(chunks)
         scores = job.scores(dots, self_stat, stats)
         job.counts.add(WORK, "pairs scored", scores.shape[0])
-        if o.threshold is not None:
-            keep = scores >= o.threshold
-            if not keep.all():
-                job.counts.add(WORK, "pairs below threshold", int((~keep).sum()))
-                ids, scores = ids[keep], scores[keep]
+        keep = job.keep_scores(scores)
+        if keep is not None:
+            ids, scores = ids[keep], scores[keep]
         if not ids.shape[0]:
             return
         if o.queries:

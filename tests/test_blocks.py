@@ -131,3 +131,21 @@ def test_estimate_blocks():
     assert estimate_blocks(0) == 1
     assert estimate_blocks(0, reducers=3) == 2  # 3 pairs
     assert estimate_blocks(4_000_001) == 3
+
+
+def test_dense_and_sparse_selection_agree_with_ties():
+    from mrjobs.blocks import _best
+    rng = np.random.default_rng(4)
+    for density in (0.05, 0.6, 1.0):
+        n_g, n_o = 40, 50
+        mask = rng.random((n_g, n_o)) < density
+        g, o = np.nonzero(mask)
+        s = rng.integers(0, 4, g.shape[0]).astype(float)  # many ties
+        for k in (1, 3, 60):
+            got = _best(g + 10, o + 5, s, k, 10, n_g, 5, n_o)
+            # reference: per group, sort by (-score, other) and keep k
+            want = []
+            for grp in range(n_g):
+                sel = sorted(((-s[i], o[i]) for i in np.flatnonzero(g == grp)))[:k]
+                want += [(grp + 10, oo + 5, -ms) for ms, oo in sel]
+            assert list(zip(*(a.tolist() for a in got))) == want, (density, k)
