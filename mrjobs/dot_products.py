@@ -45,7 +45,7 @@ from mrjob.step import MRStep
 from mrcodecs.jobwire import Stripe
 from mrjobs.base import WORK, SparseJob
 from mrjobs.kernels import group_starts, sort_sum, top_k_order
-from mrjobs.measures import MEASURES, prepare, score
+from mrjobs.measures import MEASURES, help_text, prepare, score
 
 __all__ = ["MRSparseDotProducts"]
 
@@ -142,10 +142,8 @@ class MRSparseDotProducts(SparseJob):
         super().configure_args()
         self.add_passthru_arg(
             "--measure", choices=MEASURES, default="dot",
-            help="Score of a pair x, y: 'dot' (default) x.y; 'cosine' x.y/(|x||y|); "
-                 "'jaccard' |X&Y|/|X|Y| over the sets of features (weights ignored); "
-                 "'overlap' |X&Y|/min(|X|,|Y|) (weights ignored); 'tanimoto' "
-                 "x.y/(|x|^2+|y|^2-x.y), the extended Jaccard.")
+            help="Score of a pair x, y sharing at least one feature (X, Y: their sets "
+                 "of features; default 'dot'): " + help_text(sep="; ") + ".")
         self.add_passthru_arg(
             "--threshold", type=float, default=None, metavar="T",
             help="Keep only scores >= T.")

@@ -56,14 +56,17 @@ Norms never overflow or underflow for finite weights: a vector is divided
 by its largest absolute weight before anything is squared, and the norm
 travels as its natural logarithm (``-inf`` for a vector without nonzero
 weights), so cosine, Pearson, Tanimoto and Euclidean scores are right for
-weights like 1e-200 or 1e300.  Scores are clamped to their range, so two
-identical vectors score exactly 1.0 rather than 1.0000000000000002.  Only
+weights like 1e-200 or 1e300.  Scores are clamped to their range, and a
+sum of products of unit weights within :data:`UNIT_SNAP` (2**-44) of +-1,
+which rounding cannot tell from +-1, is taken as +-1: two identical vectors
+score exactly 1.0 (cosine, Pearson, Tanimoto, Euclidean, at any scale), not
+1.0000000000000002 or 0.9999999999999998.  Only
 ``dot`` passes its sums through untouched: a dot product beyond float64's
 range is +-inf (NaN if infinities of both signs meet); the job should count
 non-finite ``dot`` scores.  Euclidean distances are derived from dot
 products, so ``|x - y|^2`` carries an absolute error of a few ``nnz * eps *
-(|x|^2 + |y|^2)``: near-identical vectors of large norm score below 1 (as
-in Mahout).  No numpy floating-point warning escapes this module; inputs
+(|x|^2 + |y|^2)``: distances below about ``1e-7 max(|x|, |y|)`` are
+rounding noise (as in Mahout).  No numpy floating-point warning escapes this module; inputs
 that cannot come from prepared vectors (a count larger than a vector's
 number of features, a missing ``n_features``) raise ``ValueError``.
 
@@ -308,17 +311,33 @@ def _ratio(a, b):
     return np.exp(diff), hi
 
 
+#: a product of unit vectors this close to +-1 is +-1 (rounding in a sum of
+#: n products moves it by up to about n * eps; 2**-44 is 256 eps)
+UNIT_SNAP = 2.0 ** -44
+
+
+def _unit_dot(d):
+    """The cosine from summed products of unit weights: clamped to [-1, 1],
+    and exactly +-1 within :data:`UNIT_SNAP` of it."""
+    c = np.clip(d, -1.0, 1.0)
+    return np.where(c >= 1.0 - UNIT_SNAP, 1.0, np.where(c <= UNIT_SNAP - 1.0, -1.0, c))
+
+
+def _cosine(d, a, b, n):
+    return _unit_dot(d)
+
+
 def _tanimoto(d, a, b, n):
     # x.y / (|x|^2 + |y|^2 - x.y), divided through by max(|x|, |y|)^2; the
     # denominator is at least 3/4, so nothing overflows or divides by zero
-    c = np.clip(d, -1.0, 1.0)
+    c = _unit_dot(d)
     t, _ = _ratio(a, b)
     ct = c * t
     return ct / (1.0 + t * t - ct)
 
 
 def _euclidean(d, a, b, n):
-    c = np.clip(d, -1.0, 1.0)
+    c = _unit_dot(d)
     t, hi = _ratio(a, b)
     # |x - y|^2 / max(|x|, |y|)^2, clamped at 0 against rounding
     q = np.maximum(1.0 + t * t - 2.0 * t * c, 0.0)
@@ -412,10 +431,10 @@ def _f(u, empty):
 #: the measures, in the order ``--help`` lists them
 REGISTRY = MappingProxyType({m.name: m for m in (
     Measure("dot", "x.y", "raw", None, _dot),
-    Measure("cosine", "x.y / (|x| |y|)", "unit", None, _dot, -1.0, 1.0),
+    Measure("cosine", "x.y / (|x| |y|)", "unit", None, _cosine, -1.0, 1.0),
     Measure("pearson", "cosine of x and y with their nonzero entries centred on |x|_1/nnz(x) "
             "(Mahout's; a vector whose nonzero weights are all equal and positive has none)",
-            "centred_unit", "scorable", _dot, -1.0, 1.0),
+            "centred_unit", "scorable", _cosine, -1.0, 1.0),
     Measure("tanimoto", "x.y / (|x|^2 + |y|^2 - x.y), the extended (weighted) Jaccard",
             "unit", "lognorm", _tanimoto, -1.0 / 3.0, 1.0),
     Measure("euclidean", "1 / (1 + |x - y|)", "unit", "lognorm", _euclidean, 0.0, 1.0),
