@@ -319,6 +319,10 @@ UNIT_SNAP = 2.0 ** -44
 def _unit_dot(d):
     """The cosine from summed products of unit weights: clamped to [-1, 1],
     and exactly +-1 within :data:`UNIT_SNAP` of it."""
+    if (np.abs(d) > 1.0 + 2.0 ** -20).any():
+        raise ValueError("a sum of products of unit weights is %r, beyond rounding of "
+                         "+-1: were the weights prepared for this measure?"
+                         % float(d[np.abs(d) > 1.0 + 2.0 ** -20][0]))
     c = np.clip(d, -1.0, 1.0)
     return np.where(c >= 1.0 - UNIT_SNAP, 1.0, np.where(c <= UNIT_SNAP - 1.0, -1.0, c))
 

@@ -312,6 +312,17 @@ def test_prepare_rows_checks_its_input():
     assert w.shape == (0,) and s.shape == (0,)
 
 
+def test_measure_clamps_to_its_range():
+    m = measures.Measure("test", "x", "raw", None, lambda d, a, b, n: d, 0.0, 1.0)
+    assert m.score(np.array([1.5, -0.5, 0.25]), None, None).tolist() == [1.0, 0.0, 0.25]
+    # rounding just beyond +-1 is clamped; further out is a wiring error
+    assert score("cosine", np.array([1 + 2e-16, -1 - 2e-16]), None, None).tolist() == [1, -1]
+    with pytest.raises(ValueError, match="beyond rounding"):
+        score("cosine", np.array([1.5]), None, None)
+    with pytest.raises(ValueError, match="beyond rounding"):
+        score("euclidean", np.array([-1.1]), 0.0, np.array([0.0]))
+
+
 def test_loglikelihood_needs_n_features_and_sane_counts():
     d = np.array([1.0, 2.0])
     with pytest.raises(ValueError, match="needs n_features"):
@@ -362,7 +373,16 @@ def test_loglikelihood_near_independence_keeps_precision():
         got = float(log_likelihood_ratio(k11, na - k11, nb - k11, n - na - nb + k11))
         assert 1e-12 < want < 1e-3
         assert math.isclose(got, want, rel_tol=1e-11), (k11, na, nb, got, want)
+    # every cell large and close to its expectation (|u| ~ 1e-6): the terms
+    # (1 + u) log(1 + u) - u need their series to keep 1e-11
+    n = 10 ** 8
+    k11, na, nb = 10 ** 4, 10 ** 6, 10 ** 6 + 1
+    want = float(dunning_llr(k11, na - k11, nb - k11, n - na - nb + k11))
+    got = float(log_likelihood_ratio(k11, na - k11, nb - k11, n - na - nb + k11))
+    assert 1e-12 < want < 1e-6
+    assert math.isclose(got, want, rel_tol=1e-11), (got, want)
     # exactly independent (k11 = E11 = 1): exactly 0
+    n = 1000000
     assert float(log_likelihood_ratio(1, 999, 999, n - 1999)) == 0.0
 
 
