@@ -83,6 +83,7 @@ Examples
 '|X&Y| / (|X| + |Y| - |X&Y|) over the sets of features (Mahout: Tanimoto coefficient)'
 """
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Callable, Optional
 
@@ -135,7 +136,9 @@ class Measure:
 
     def prepare_rows(self, weights, lengths):
         """See :func:`prepare_rows`."""
-        rows = _Rows(weights, lengths)
+        return self._prepare(_Rows(weights, lengths))
+
+    def _prepare(self, rows):
         with np.errstate(under="ignore"):
             prepared = getattr(rows, self.weights)
             stats = None if self.stat is None else getattr(rows, self.stat)
@@ -249,11 +252,11 @@ class _Rows:
 
     @property
     def unit(self):
-        return self._unit(self.w)[0]
+        return self._unit_w[0]
 
     @property
     def centred_unit(self):
-        return self._centred()[0]
+        return self._centred[0]
 
     # statistics
 
@@ -263,7 +266,7 @@ class _Rows:
 
     @property
     def lognorm(self):
-        _, m, ss = self._unit(self.w)
+        _, m, ss = self._unit_w
         out = np.full(m.shape, -_INF)
         pos = m > 0
         out[pos] = np.log(m[pos]) + 0.5 * np.log(ss[pos])
@@ -271,8 +274,13 @@ class _Rows:
 
     @property
     def scorable(self):
-        return (self._centred()[1] > 0).astype(np.float64)
+        return (self._centred[1] > 0).astype(np.float64)
 
+    @cached_property
+    def _unit_w(self):
+        return self._unit(self.w)
+
+    @cached_property
     def _centred(self):
         w = self.w
         m = self._max(np.abs(w))
@@ -285,6 +293,31 @@ class _Rows:
         c = np.where(nz, s - self._spread(mean), 0.0)
         u, cm, _ = self._unit(c)
         return u, cm
+
+
+class _One(_Rows):
+    """One vector: the arithmetic of :class:`_Rows` (so the same bits), without
+    the bookkeeping of segments, for :func:`prepare` in a mapper's inner loop."""
+
+    _FIRST = np.zeros(1, dtype=np.intp)
+
+    def __init__(self, weights):
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError("weights must be a 1-D array, got shape %s" % (w.shape,))
+        if not np.isfinite(w).all():
+            raise ValueError("weights must be finite, found %r"
+                             % w[np.flatnonzero(~np.isfinite(w))[0]])
+        self.w = w
+
+    def _sum(self, x):
+        return np.add.reduceat(x, self._FIRST) if x.shape[0] else np.zeros(1)
+
+    def _max(self, x):
+        return np.maximum.reduceat(x, self._FIRST) if x.shape[0] else np.zeros(1)
+
+    def _spread(self, per_vector):
+        return per_vector  # shape (1,): broadcasts, the same division as repeating it
 
 
 # -- scores ------------------------------------------------------------------
@@ -520,8 +553,7 @@ def prepare(measure, weights):
     m = get(measure)
     if m.weights == "raw":
         return weights, None
-    w = np.asarray(weights, dtype=np.float64)
-    prepared, stats = m.prepare_rows(w, np.array([w.shape[0]]))
+    prepared, stats = m._prepare(_One(weights))
     return prepared, None if stats is None else float(stats[0])
 
 
