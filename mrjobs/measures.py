@@ -73,6 +73,26 @@ number of features, a missing ``n_features``) raise ``ValueError``.
 Adding a measure is one :class:`Measure` entry in :data:`REGISTRY` (and, if
 it needs new per-vector numbers, one property of :class:`_Rows`).
 
+In a job
+--------
+* Mapper: ``w, stat = prepare(measure, weights)`` per vector, or
+  :func:`prepare_rows` for a buffer of vectors (much faster per vector).
+  Index ``w`` (same features, same order); send ``stat`` with every entry
+  when :func:`has_stats`.
+* ``pearson``: a vector with ``not valid("pearson", stat)`` (it centres to
+  zero) has no score with any vector.  Count it (e.g. "vector centres to
+  zero (no pearson scores)") and do not index it; its scores would all be
+  0.0, never NaN, so a job that indexes it anyway must drop the pairs where
+  ``valid`` of either statistic is False and count them, rather than write
+  them.
+* ``loglikelihood``: :func:`score` needs ``n_features=N``, the number of
+  distinct features of the whole input (corpus and queries, before any
+  ``--max-df`` cut), i.e. the number of posting lists of the index step.
+  The job must count it before scoring (a counting pass, or an option that
+  states it) and pass it to every scoring reducer.
+* Reducer: ``score(measure, dots, self_stat, stats, n_features=N)`` on the
+  summed products (one vector against many, or pairs element-wise).
+
 Examples
 --------
 >>> import numpy as np
@@ -149,7 +169,7 @@ class Measure:
         d = np.asarray(dots, dtype=np.float64)
         a = None if self_stat is None else np.asarray(self_stat, dtype=np.float64)
         b = None if stats is None else np.asarray(stats, dtype=np.float64)
-        if self.stat is not None and self.stat != "scorable" and (a is None or b is None):
+        if self.stat not in (None, "scorable") and (a is None or b is None):
             raise ValueError("measure %r needs the statistics of both vectors, got "
                              "self_stat=%r, stats=%r" % (self.name, self_stat, stats))
         if self.needs_n_features:
@@ -166,8 +186,8 @@ class Measure:
         except FloatingPointError as e:
             raise ValueError("measure %r: %s in scoring: dots, statistics or n_features do "
                              "not come from prepared vectors" % (self.name, e)) from None
-        if self.name == "dot":
-            return s
+        if self.lo == -_INF and self.hi == _INF:
+            return s  # no range (dot): sums pass through, overflow included
         if not np.isfinite(s).all():
             bad = np.flatnonzero(~np.isfinite(np.atleast_1d(s)))[0]
             raise ValueError("measure %r gave a non-finite score at position %d: dots, "
