@@ -13,6 +13,8 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
 from mrjobs import measures
@@ -462,3 +464,43 @@ def test_extreme_statistics_are_finite():
     assert math.isclose(s, math.log(5e-324), rel_tol=1e-15)
     _, s = prepare("euclidean", np.zeros(0))
     assert s == -math.inf
+
+
+# -- any finite weights ---------------------------------------------------------
+
+HYPOTHESIS = settings(derandomize=True, max_examples=150, deadline=None)
+finite_weights = st.floats(allow_nan=False, allow_infinity=False).filter(lambda v: v != 0)
+vectors = st.lists(st.lists(finite_weights, max_size=12), min_size=1, max_size=6)
+
+
+@HYPOTHESIS
+@given(vectors)
+def test_any_finite_weights(vecs):
+    arrays = [np.array(v, dtype=np.float64) for v in vecs]
+    lengths = np.array([a.shape[0] for a in arrays])
+    flat = np.concatenate(arrays)
+    for measure in MEASURES:
+        with np.errstate(all="raise", under="ignore"):
+            pw, stats = prepare_rows(measure, flat, lengths)
+        assert np.isfinite(pw).all()
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        for k, a in enumerate(arrays):
+            w, s = prepare(measure, a)
+            assert w.tobytes() == pw[offsets[k]:offsets[k + 1]].tobytes()
+            if s is not None:
+                assert np.float64(s).tobytes() == stats[k].tobytes()
+            if not a.shape[0] or measure == "dot":
+                continue
+            with np.errstate(all="raise", under="ignore"):
+                self_dot = np.array([np.dot(w, w)])
+                got = score(measure, self_dot, s, None if s is None else np.array([s]),
+                            n_features=a.shape[0] + 1)
+            if measure in ("cosine", "tanimoto", "euclidean", "jaccard", "overlap",
+                           "cityblock") or (measure == "pearson" and valid(measure, s)):
+                assert got.tolist() == [1.0], (measure, a)  # a vector with itself
+            elif measure == "pearson":
+                assert got.tolist() == [0.0] and not w.any()
+            elif measure == "cooccurrence":
+                assert got.tolist() == [a.shape[0]]
+            else:
+                assert measure == "loglikelihood" and 0.0 < got[0] < 1.0
