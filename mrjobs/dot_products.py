@@ -39,7 +39,7 @@ from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, BlocksS
 from mrjobs.counters import INPUT, WORK
 from mrjobs.index import IndexSteps
 from mrjobs.kernels import group_starts, top_k_order
-from mrjobs.measures import MEASURES, prepare, score
+from mrjobs.measures import MEASURES, get as get_measure, help_text, prepare_rows, score
 from mrjobs.stripes import StripesStrategy
 
 __all__ = ["MRSparseDotProducts"]
@@ -61,10 +61,14 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         super().configure_args()
         self.add_passthru_arg(
             "--measure", choices=MEASURES, default="dot",
-            help="Score of a pair x, y: 'dot' (default) x.y; 'cosine' x.y/(|x||y|); "
-                 "'jaccard' |X&Y|/|X|Y| over the sets of features (weights ignored); "
-                 "'overlap' |X&Y|/min(|X|,|Y|) (weights ignored); 'tanimoto' "
-                 "x.y/(|x|^2+|y|^2-x.y), the extended Jaccard.")
+            help="Score of a pair x, y sharing at least one feature (X, Y: their sets "
+                 "of features; default 'dot'): " + help_text(sep="; ") + ".")
+        self.add_passthru_arg(
+            "--num-features", type=int, default=None, metavar="N",
+            help="The number of distinct features of the corpus (all input vectors, "
+                 "before any --max-df cut): needed by --measure loglikelihood, whose 2x2 "
+                 "table counts the features that neither vector has. The inverted index "
+                 "job writes one line per feature.")
         self.add_passthru_arg(
             "--threshold", type=float, default=None, metavar="T",
             help="Keep only scores >= T.")
@@ -99,6 +103,12 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         o = self.options
         if o.top_k is not None and o.top_k < 1:
             self.arg_parser.error("--top-k must be at least 1")
+        if get_measure(o.measure).needs_n_features and o.num_features is None:
+            self.arg_parser.error("--measure %s needs --num-features N, the number of "
+                                  "distinct features of the corpus (e.g. the line count of "
+                                  "the inverted index job's output)" % o.measure)
+        if o.num_features is not None and o.num_features < 1:
+            self.arg_parser.error("--num-features must be at least 1")
         if o.blocks is not None and o.blocks < 1:
             self.arg_parser.error("--blocks must be at least 1")
         if o.queries and o.include_self:
@@ -167,12 +177,16 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
 
     # -- the vectors step ----------------------------------------------------
 
-    def prepare_vector(self, weights):
-        return prepare(self.options.measure, weights)
-
     def scores(self, dots, stats_a, stats_b):
         """Scores of pairs from their dot products and the two vectors' statistics."""
-        return score(self.options.measure, dots, stats_a, stats_b)
+        try:
+            return score(self.options.measure, dots, stats_a, stats_b,
+                         n_features=self.options.num_features)
+        except ValueError as e:
+            if self.options.num_features is not None:
+                raise ValueError("%s (is --num-features %d the number of distinct features "
+                                 "of the corpus?)" % (e, self.options.num_features)) from None
+            raise
 
     def keep_scores(self, scores):
         """Mask of the scores to keep (finite, ``>= --threshold``), or None to
@@ -218,6 +232,8 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
     def reducer_vectors_init(self):
         self._task_init()
         self.strategy.take_init()
+        self._batch = []
+        self._batch_entries = 0
 
     def reducer_vectors(self, doc, lines):
         by_family = {}
@@ -226,13 +242,38 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         for query in sorted(by_family):
             parts = by_family[query]
             if len(parts) == 1:
-                ids, w = parts[0].ids, parts[0].values.astype(np.float64)
+                ids, w = parts[0].ids, parts[0].values
             else:
                 ids, w = self._merge_lines(parts)
                 if not ids.shape[0]:
                     continue
-            w, stat = self.prepare_vector(w)
-            yield from self.strategy.take(doc, query, ids, w, stat)
+            self._batch.append((doc, query, ids, w))
+            self._batch_entries += ids.shape[0]
+        if self._batch_entries >= self.options.buffer_entries:
+            yield from self._prepare_batch()
+
+    def _prepare_batch(self):
+        """Prepare the batched vectors for the measure (one vectorised call) and
+        hand them to the strategy; vectors the measure cannot score are counted."""
+        batch, self._batch, self._batch_entries = self._batch, [], 0
+        if not batch:
+            return
+        lengths = np.array([b[2].shape[0] for b in batch], np.int64)
+        weights = np.concatenate([b[3] for b in batch]).astype(np.float64, copy=False)
+        prepared, stats = prepare_rows(self.options.measure, weights, lengths)
+        measure = get_measure(self.options.measure)
+        valid = np.ones(len(batch), bool) if stats is None else measure.valid(stats)
+        if not valid.all():
+            self.counts.add(INPUT, "vector not scorable by the measure (skipped; e.g. "
+                            "constant weights for pearson)", int((~valid).sum()))
+        ends = np.cumsum(lengths).tolist()
+        starts = [0] + ends[:-1]
+        stats_l = None if stats is None else stats.tolist()
+        take = self.strategy.take
+        for i, ((doc, query, ids, _), s, e) in enumerate(zip(batch, starts, ends)):
+            if valid[i]:
+                yield from take(doc, query, ids, prepared[s:e],
+                                None if stats_l is None else stats_l[i])
 
     def _merge_lines(self, parts):
         """One vector from the lines that share an id: weights of a repeated
@@ -252,6 +293,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         return ids, w
 
     def reducer_vectors_final(self):
+        yield from self._prepare_batch()
         yield from self.strategy.take_final()
         self._task_final()
 
