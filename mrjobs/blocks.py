@@ -257,23 +257,21 @@ class BlocksStrategy:
         exact_zeros = bool((A.data < 0).any() or (C.data < 0).any())
         k = o.top_k
         mirror = not o.queries
-        held = None  # mirrored candidates: (cols, rows, scores) in local indices
         n_c = C.shape[0]
+        held = _Held(k, max(o.buffer_entries, 4 * (k or 0) * n_c) if k is None
+                     else 4 * k * n_c, n_c)
         # upper bound on each row's products: sum of its features' df on the column side
         df_c = np.bincount(C.indices, minlength=feats.shape[0])
         bound = np.minimum(np.bincount(np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
                                        weights=df_c[A.indices], minlength=A.shape[0]), n_c)
         limit = o.buffer_entries
-        ends = _chunk_ends(bound, limit)
         Bt = None if diagonal else C.T.tocsr()
         start = 0
         scored = products = 0
-        for end in ends:
+        for end in _chunk_ends(bound, limit):
             if diagonal:
-                c0 = start
                 Bt = C[start:].T.tocsr()
-            else:
-                c0 = 0
+            c0 = start if diagonal else 0
             P = A[start:end] @ Bt
             r, c, dots = _coo(P, start, c0)
             if exact_zeros:
@@ -288,34 +286,26 @@ class BlocksStrategy:
             keep = job.keep_scores(scores)
             if keep is not None:
                 r, c, scores = r[keep], c[keep], scores[keep]
-            # rows of this chunk: their neighbours on the column side
-            yield from self._emit(*_best(r, c, scores, k, start, end - start, 0, n_c),
-                                  rows, cols)
-            if mirror:
-                m_c, m_r, m_s = c, r, scores
-                if diagonal:
-                    other = c != r
-                    m_c, m_r, m_s = c[other], r[other], scores[other]
-                m_c, m_r, m_s = _best(m_c, m_r, m_s, k, 0, n_c, start, end - start)
-                if held is not None:
-                    m_c = np.concatenate((held[0], m_c))
-                    m_r = np.concatenate((held[1], m_r))
-                    m_s = np.concatenate((held[2], m_s))
-                if k is not None:
-                    if held is not None:
-                        order = top_k_groups(m_c, m_r, m_s, k)
-                        m_c, m_r, m_s = m_c[order], m_r[order], m_s[order]
-                    held = (m_c, m_r, m_s)
-                elif m_c.shape[0] >= limit:
-                    yield from self._emit(*_best(m_c, m_r, m_s, None, 0, n_c, 0, 0), cols, rows)
-                    held = None
-                else:
-                    held = (m_c, m_r, m_s)
+            n_r = end - start
+            if k is not None and _dense_enough(scores.shape[0], n_r, n_c, k):
+                # one dense array serves both directions (numpy.partition, linear time)
+                dense = np.full((n_r, n_c), -np.inf)
+                dense[r - start, c] = scores
+                yield from self._emit(*_dense_best(dense, k, 1, start, 0), rows, cols)
+                if mirror:
+                    if diagonal and o.include_self:
+                        dense[np.arange(n_r), np.arange(start, end)] = -np.inf
+                    held.add(*_dense_best(dense, k, 0, start, 0, held.floor, ordered=False))
+                del dense
+            else:
+                yield from self._emit(*_best(r, c, scores, k), rows, cols)
+                if mirror:
+                    other = c != r if diagonal else slice(None)
+                    held.add(c[other], r[other], scores[other])
+            if held.full():
+                yield from self._emit(*held.take(), cols, rows)
             start = end
-        if held is not None:
-            if k is None:
-                held = _best(held[0], held[1], held[2], None, 0, n_c, 0, 0)
-            yield from self._emit(held[0], held[1], held[2], cols, rows)
+        yield from self._emit(*held.take(), cols, rows)
         job.counts.add(WORK, "pairs scored", scored)
         job.counts.add(WORK, "block pairs", 1)
         job.counts.add(WORK, "products computed", products)
@@ -335,30 +325,94 @@ class BlocksStrategy:
             yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
 
 
-def _best(groups, others, scores, k, g0, n_groups, o0, n_others):
+def _best(groups, others, scores, k):
     """Each group's ``k`` best entries (all without ``k``), grouped by group:
-    ``(groups, others, scores)``, score descending, ties by smaller other.
-
-    Groups are ``g0 .. g0 + n_groups - 1`` and others ``o0 .. o0 + n_others -
-    1`` (indices whose order is the UUIDs' order).  A dense chunk is selected
-    with ``numpy.partition`` on a dense array (linear time); a sparse one with
-    one ``lexsort`` of its entries.
-    """
-    m = groups.shape[0]
+    ``(groups, others, scores)``, score descending, ties by smaller other
+    (indices whose order is the UUIDs' order)."""
     if k is None:
         order = np.argsort(groups, kind="stable")
-        return groups[order], others[order], scores[order]
-    cells = n_groups * n_others
-    if n_others > k and m > 4 * k * n_groups and 4 * m >= cells:
-        dense = np.full((n_groups, n_others), -np.inf)
-        dense[groups - g0, others - o0] = scores
-        kth = np.partition(dense, n_others - k, axis=1)[:, n_others - k]
-        cand = np.flatnonzero(((dense >= kth[:, None]) & (dense > -np.inf)).ravel())
-        groups = cand // n_others + g0
-        others = cand % n_others + o0
-        scores = dense.ravel()[cand]
-    order = top_k_groups(groups, others, scores, k)
+    else:
+        order = top_k_groups(groups, others, scores, k)
     return groups[order], others[order], scores[order]
+
+
+def _dense_enough(entries, n_rows, n_cols, k):
+    """Select top-k on a dense array: worth it when most cells hold a score
+    and rows have more than ``k`` of them."""
+    return n_cols > k and 4 * entries >= n_rows * n_cols and entries > 4 * k * n_rows
+
+
+def _dense_best(dense, k, axis, r0, c0, floor=None, ordered=True):
+    """``_best`` of a dense chunk (``-inf`` where there is no score), grouped
+    along ``axis`` (1: by row, 0: by column): ``numpy.partition`` narrows each
+    group to the scores tied with its k-th best or better, which are then
+    ordered exactly.  With ``floor`` (one score per group: the k-th best seen
+    so far), scores below it are dropped instead, without a partition.
+    ``ordered=False`` returns the candidates unordered (for :class:`_Held`)."""
+    n = dense.shape[axis]
+    mask = dense > -np.inf
+    if floor is not None:
+        mask &= dense >= (floor[None, :] if axis == 0 else floor[:, None])
+    elif n > k:
+        kth = np.partition(dense, n - k, axis=axis).take([n - k], axis=axis)
+        mask &= dense >= kth
+    r, c = np.nonzero(mask)
+    scores = dense[r, c]
+    r += r0
+    c += c0
+    g, o = (r, c) if axis == 1 else (c, r)
+    if not ordered:
+        return g, o, scores
+    return _best(g, o, scores, k)
+
+
+class _Held:
+    """Mirrored candidates (column vector, row vector, score) of a block pair,
+    kept to each column's ``k`` best whenever more than ``bound`` pile up.
+
+    After such a cut, :attr:`floor` holds each column's k-th best score so
+    far (``-inf`` for columns with fewer): later candidates below it can be
+    dropped at once."""
+
+    def __init__(self, k, bound, n_groups):
+        self.k = k
+        self.bound = bound
+        self.n_groups = n_groups
+        self.parts = []
+        self.n = 0
+        self.floor = None
+
+    def add(self, groups, others, scores):
+        if groups.shape[0]:
+            self.parts.append((groups, others, scores))
+            self.n += groups.shape[0]
+            if self.k is not None and self.n > self.bound:
+                merged = self._merged()
+                self.parts = [merged]
+                self.n = merged[0].shape[0]
+                g = merged[0]
+                ends = np.flatnonzero(np.append(g[1:] != g[:-1], True))
+                counts = np.diff(np.append(-1, ends))
+                full = counts >= self.k
+                floor = np.full(self.n_groups, -np.inf)
+                floor[g[ends[full]]] = merged[2][ends[full]]
+                self.floor = floor
+
+    def _merged(self):
+        return _best(*(np.concatenate(x) for x in zip(*self.parts)), self.k)
+
+    def full(self):
+        """True when, without top-k, the candidates fill the buffer."""
+        return self.k is None and self.n >= self.bound
+
+    def take(self):
+        """All candidates, grouped and cut to k; the holder is emptied."""
+        if not self.parts:
+            e = np.empty(0, np.int64)
+            return e, e, np.empty(0)
+        out = self._merged()
+        self.parts, self.n = [], 0
+        return out
 
 
 def _chunk_ends(bound, limit):

@@ -134,18 +134,25 @@ def test_estimate_blocks():
 
 
 def test_dense_and_sparse_selection_agree_with_ties():
-    from mrjobs.blocks import _best
+    from mrjobs.blocks import _best, _dense_best
     rng = np.random.default_rng(4)
     for density in (0.05, 0.6, 1.0):
         n_g, n_o = 40, 50
         mask = rng.random((n_g, n_o)) < density
         g, o = np.nonzero(mask)
         s = rng.integers(0, 4, g.shape[0]).astype(float)  # many ties
+        dense = np.full((n_g, n_o), -np.inf)
+        dense[g, o] = s
         for k in (1, 3, 60):
-            got = _best(g + 10, o + 5, s, k, 10, n_g, 5, n_o)
+            got = _best(g + 10, o + 5, s, k)
             # reference: per group, sort by (-score, other) and keep k
             want = []
             for grp in range(n_g):
                 sel = sorted(((-s[i], o[i]) for i in np.flatnonzero(g == grp)))[:k]
                 want += [(grp + 10, oo + 5, -ms) for ms, oo in sel]
             assert list(zip(*(a.tolist() for a in got))) == want, (density, k)
+            assert [a.tolist() for a in _dense_best(dense, k, 1, 10, 5)] == [
+                a.tolist() for a in got]
+            by_col = _best(o + 5, g + 10, s, k)
+            assert [a.tolist() for a in _dense_best(dense, k, 0, 10, 5)] == [
+                a.tolist() for a in by_col]
