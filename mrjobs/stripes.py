@@ -78,6 +78,12 @@ class StripesStrategy:
         self._stripes = StripeBuffer(job.options.buffer_entries, job.wire_dtype)
 
     def reducer_stripes(self, feature, fragments):
+        # products of finite weights may overflow to +-inf: such a pair's score
+        # is not a finite number, counted and dropped when it is scored
+        with np.errstate(over="ignore"):
+            yield from self._stripes_of(feature, fragments)
+
+    def _stripes_of(self, feature, fragments):
         job = self.job
         postings = job.assemble_postings(feature, fragments)
         if postings is None:
@@ -130,6 +136,11 @@ class StripesStrategy:
 
     @staticmethod
     def _merge(chunks):
+        with np.errstate(over="ignore", invalid="ignore"):  # inf + -inf: not finite, counted
+            return StripesStrategy._merge_sums(chunks)
+
+    @staticmethod
+    def _merge_sums(chunks):
         if len(chunks) == 1:
             ids, values, stats = chunks[0]
             return ids, values.astype(np.float64, copy=False), stats
