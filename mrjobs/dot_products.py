@@ -26,6 +26,8 @@ Steps
     The reducer of a vector joins its partial rows, keeps the ``--top-k``
     best (score descending, ties by smaller UUID) and writes the output line.
 """
+import fnmatch
+import glob
 import logging
 import os
 
@@ -33,7 +35,7 @@ import numpy as np
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.base import SparseJob
+from mrjobs.base import JobError, SparseJob
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, BlocksStrategy,
                            estimate_blocks, pair_memory_bytes)
 from mrjobs.counters import INPUT, WORK
@@ -82,9 +84,10 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
                  "without features still gets no line.")
         self.add_passthru_arg(
             "--queries", default=None, metavar="PATH",
-            help="Score only pairs (query, vector) between the vectors in PATH (same "
-                 "formats as INPUT) and those in INPUT; output lines are keyed by the "
-                 "query vectors. PATH's file name must differ from those of INPUT.")
+            help="Score only pairs (query, vector) between the vectors in PATH (a file, a "
+                 "directory or a glob; same formats as INPUT) and those in INPUT; output "
+                 "lines are keyed by the query vectors. Map tasks tell query files by "
+                 "their whole path; a file that is both an input and a query is refused.")
         self.add_passthru_arg(
             "--strategy", choices=sorted(STRATEGIES), default="blocks",
             help="'blocks' (default): reducers multiply blocks of whole vectors with "
@@ -129,6 +132,14 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         o = self.options
         if o.queries:
             inputs = list(kwargs["input_paths"]) or ["-"]
+            if "://" not in o.queries:
+                # tasks compare whole paths: give them the absolute one
+                absolute = os.path.abspath(o.queries)
+                extra = list(kwargs["extra_args"])
+                extra[extra.index("--queries") + 1] = absolute
+                kwargs["extra_args"] = extra
+                _refuse_overlap(inputs, absolute)
+                o.queries = absolute
             kwargs["input_paths"] = inputs + [o.queries]
         if o.strategy == "blocks":
             if o.blocks is None:
@@ -215,7 +226,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
             raise ValueError("--queries needs to know each map task's input file, but "
                              "$mapreduce_map_input_file is not set (on Spark, pass "
                              "--emulate-map-input-file)")
-        return _basename(path) == _basename(q)
+        return is_query_path(path, q)
 
     def mapper_vectors_init(self):
         self._task_init()
@@ -326,14 +337,63 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         yield doc, Stripe(ids[order], sc[order])
 
 
-def _basename(path):
-    return path.rstrip("/").rsplit("/", 1)[-1]
+def _strip_file_uri(path):
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+        if not path.startswith("/"):  # file://host/path
+            path = "/" + path.split("/", 1)[-1]
+    return path
+
+
+def is_query_path(path, queries):
+    """True if the input file ``path`` (as a task sees it) is one of the query
+    files named by ``queries`` (a file, a directory or a glob, by whole path).
+
+    >>> is_query_path("file:///data/q/part-00000", "/data/q")
+    True
+    >>> is_query_path("/data/corpus/part-00000", "/data/q")
+    False
+    >>> is_query_path("hdfs://nn:8020/q/a.jsonl", "hdfs://nn:8020/q/*.jsonl")
+    True
+    """
+    p = _strip_file_uri(path)
+    q = _strip_file_uri(queries).rstrip("/") or "/"
+    if p == q or p.startswith(q + "/") or fnmatch.fnmatchcase(p, q):
+        return True
+    if "://" in p and "://" not in q:
+        # a local query file that mrjob uploaded (e.g. to HDFS): only its file
+        # name is left; _refuse_overlap made sure no input file shares it
+        return os.path.basename(p) == os.path.basename(q)
+    return False
+
+
+def _local_files(path):
+    out = set()
+    for m in glob.glob(path) or []:
+        if os.path.isdir(m):
+            for root, _, files in os.walk(m):
+                out.update(os.path.realpath(os.path.join(root, f)) for f in files)
+        else:
+            out.add(os.path.realpath(m))
+    return out
+
+
+def _refuse_overlap(inputs, queries):
+    """A file that is both an input and a query (or, for uploads, shares a
+    query file's name) cannot be told apart: refuse it."""
+    qfiles = _local_files(queries)
+    for path in inputs:
+        if path == "-" or "://" in path:
+            continue
+        both = _local_files(path) & qfiles
+        if both:
+            raise JobError("--queries %s and the input %s both hold %s: a file is either "
+                             "a query or an input" % (queries, path, sorted(both)[0]))
 
 
 def _local_size(paths):
     """Total bytes of local input paths (files, directories, globs), or None
     if any is not a local path (or stdin)."""
-    import glob
     total = 0
     for p in paths:
         if p == "-" or "://" in p:

@@ -133,21 +133,45 @@ def test_tsv_input_same_as_json():
     assert run(lines=tsv).lines == run().lines
 
 
-def test_queries_mode(tmp_path):
-    queries = corpus(n=40, seed=9, edge_cases=False)
-    # queries share the vocabulary's feature ids: regenerate with the same
-    # vocabulary seed is not possible, so take real vectors and give them new ids
-    qlines = []
-    for i, line in enumerate(LINES[:30]):
-        rest = line.split('"features"', 1)[1]
-        qlines.append('{"id": "%s", "features"%s' % (uuid.UUID(int=i + 1), rest))
-    qpath = tmp_path / "queries.jsonl"
-    write_lines(qpath, qlines)
-    result = run(["--queries", str(qpath), "--measure", "cosine"])
+def _query_lines(n=30):
+    """Real vectors of the corpus under new ids: queries that share features."""
+    return ['{"id": "%s", "features"%s' % (uuid.UUID(int=i + 1), line.split('"features"', 1)[1])
+            for i, line in enumerate(LINES[:n])]
+
+
+@pytest.mark.parametrize("form", ["file", "directory", "glob"])
+def test_queries_mode(tmp_path, form):
+    qlines = _query_lines()
+    qdir = tmp_path / "queries"
+    qdir.mkdir()
+    write_lines(qdir / "part-00000", qlines[:20])
+    write_lines(qdir / "part-00001", qlines[20:])
+    # the corpus has the same file name as a query file, in another directory
+    cdir = tmp_path / "corpus"
+    cdir.mkdir()
+    write_lines(cdir / "part-00000", LINES)
+    if form == "file":
+        write_lines(qdir / "part-00000", qlines)
+        qpath = str(qdir / "part-00000")
+        (qdir / "part-00001").unlink()
+    else:
+        qpath = str(qdir) if form == "directory" else str(qdir / "part-*")
+    result = run_job(MRSparseDotProducts, None, ["--queries", qpath, "--measure", "cosine",
+                                                 "--strategy", _STRATEGY["name"]],
+                     input_paths=[str(cdir / "part-00000")])
+    got = as_dict(result)
     want = oracle(LINES, "cosine", queries=qlines)
-    assert_scores_close(as_dict(result), want)
-    assert set(as_dict(result)) <= {uuid.UUID(int=i + 1) for i in range(30)}
-    assert queries  # the helper itself works on a second seed
+    assert_scores_close(got, want)
+    # every query with a shared feature has its row, and only queries have rows
+    assert set(got) == {uuid.UUID(int=i + 1) for i in range(30)} & set(want)
+    assert len(got) >= 25
+
+
+def test_a_file_that_is_both_input_and_query_is_refused(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    write_lines(path, LINES)
+    with pytest.raises(Exception, match="a file is either a query or an input"):
+        run_job(MRSparseDotProducts, None, ["--queries", str(path)], input_paths=[str(path)])
 
 
 def test_bad_input_counted_and_skipped():
@@ -273,3 +297,18 @@ def test_help_mentions_every_option(capsys):
                 "--float32", "--wire", "--output-format", "--input-format", "--strict",
                 "--strategy", "--blocks"]:
         assert opt in out
+
+
+def test_queries_on_the_local_runner(tmp_path, strategy):
+    qlines = _query_lines()
+    qdir = tmp_path / "q"
+    qdir.mkdir()
+    write_lines(qdir / "part-00000", qlines)
+    cdir = tmp_path / "c"
+    cdir.mkdir()
+    write_lines(cdir / "part-00000", LINES)
+    args = ["--queries", str(qdir), "--measure", "cosine", "--top-k", "3",
+            "--strategy", strategy]
+    local = run_job(MRSparseDotProducts, None, args, input_paths=[str(cdir)], runner="local")
+    inline = run_job(MRSparseDotProducts, None, args, input_paths=[str(cdir)])
+    assert local.lines == inline.lines and len(local.lines) >= 25
