@@ -33,7 +33,7 @@ TWIN_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
 # and the jobs on the inline and local runners.
 VERSIONS := 3.12 3.13
 VERSION_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
-	tests/test_inverted_index.py tests/test_task_shims.py \
+	tests/test_inverted_index.py tests/test_task_shims.py tests/test_packaging.py \
 	"tests/test_dot_products.py::test_local_runner_matches_inline[args0-False]"
 
 $(PY):

@@ -269,7 +269,7 @@ static PyObject *
 escape_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer bufs[8];
-    Py_ssize_t total = 0, k, i;
+    Py_ssize_t total = 0, k;
     if (nargs < 1 || nargs > 8) {
         PyErr_SetString(PyExc_TypeError, "escape_line takes 1 to 8 buffers");
         return NULL;
