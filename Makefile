@@ -24,7 +24,9 @@ endif
 endif
 
 # The codec and job tests once more under the pure-Python twin of mrcodecs
-# (the C extension stays installed; MRCODECS_PUREPYTHON=1 bypasses it).
+# (the C extension stays installed; MRCODECS_PUREPYTHON=1 bypasses it), jobs
+# on the inline runner (tasks on the local runner with a numpy-only Python
+# use the pure-Python twin in every run already).
 TWIN_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
 	tests/test_inverted_index.py tests/test_dot_products.py tests/test_protocol_job.py
 
@@ -58,7 +60,7 @@ test: install engines
 	$(MAKE) --no-print-directory test-versions
 
 test-purepython: install
-	MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" $(TWIN_TESTS) $(PYTEST_ARGS)
+	MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" -k "not local" $(TWIN_TESTS) $(PYTEST_ARGS)
 
 # python3.X that runs: on PATH, else the newest pyenv install of it
 find_python = $(firstword $(foreach c,python$(1) $(lastword $(sort $(wildcard \
