@@ -39,7 +39,9 @@ def test_dependencies_for_new_pythons_are_declared():
     requires = importlib.metadata.requires("mrsparse")
     assert 'standard-pipes; python_version >= "3.13"' in requires
     assert 'setuptools; python_version >= "3.12"' in requires
-    import pipes  # noqa: F401 -- mrjob 0.7.4 imports it; on 3.13 from standard-pipes
+    import pipes  # mrjob 0.7.4 imports it; on 3.13 it comes from standard-pipes
+
+    assert pipes.quote("a b") == "'a b'"
 
 
 def _python(version):
