@@ -155,6 +155,12 @@ def _parse_tsv(line):
     if not tab and len(doc_s.split()) > 1:
         raise InputError(BAD_LINE, "expected <uuid> TAB <uuid>:<weight> ..., found no TAB")
     doc = _uuid_bytes(doc_s.strip(), "vector id")
+    if "_" in rest or not rest.isascii():
+        # float() also takes underscores and any Unicode digit; ids hold neither
+        for tok in rest.split():
+            v = tok.rpartition(":")[2]
+            if "_" in v or not v.isascii():
+                raise InputError(BAD_WEIGHT, "weight is not a number: %.60r" % tok)
     keys = []
     values = []
     for tok in rest.split():

@@ -222,3 +222,9 @@ def test_only_ascii_hex_uuids(key):
         bad(("%s\t%s:1" % (A, key)).encode(), BAD_ID, "feature id is not a UUID")
     bad(json.dumps({"id": str(A), "features": {key: 1}}).encode(), BAD_ID, "feature id is not a UUID")
     bad(json.dumps({"id": key, "features": {}}).encode(), BAD_ID, "vector id is not a UUID")
+
+
+@pytest.mark.parametrize("weight", ["1_5", "\u0661\u0662", "\uff11"])
+def test_tsv_weights_are_ascii_numbers(weight):
+    # float() takes all of these (15.0, 12.0, 1.0)
+    bad(("%s\t%s:%s" % (A, F1, weight)).encode(), BAD_WEIGHT, "weight is not a number")
