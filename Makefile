@@ -5,8 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install engines test test-fast test-purepython test-versions $(foreach v,$(VERSIONS),test-python-$(v)) \
-	run bench lint clean vectors
+.PHONY: install engines test test-fast test-purepython test-versions run bench lint clean vectors FORCE
 
 # .venv belongs to the Python it was built with: when PYTHON is another one
 # (make test PYTHON=python3.12), .venv is rebuilt rather than silently reused.
@@ -77,7 +76,8 @@ $(foreach v,$(VERSIONS),$(eval PYTHON_$(v) ?= $$(call find_python,$(v))))
 
 test-versions: $(foreach v,$(VERSIONS),test-python-$(v))
 
-test-python-%:
+# a pattern rule (make skips pattern rules for .PHONY targets): FORCE runs it
+test-python-%: FORCE
 	@if [ -z "$(PYTHON_$*)" ]; then \
 	  echo "make: SKIPPED the Python $* tests: no python$* here (nor in ~/.pyenv/versions)"; \
 	else \
@@ -102,3 +102,5 @@ vectors: install
 clean:
 	rm -rf $(VENV) .venv-* .cache build *.egg-info .pytest_cache .hypothesis _mrcodecs_speedups*.so
 	find . -name __pycache__ -prune -exec rm -rf {} +
+
+FORCE:
