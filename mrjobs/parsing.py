@@ -9,13 +9,15 @@ Two line formats are accepted (``--input-format``, default ``auto``):
     spaces or tabs; no features after the TAB, or no TAB at all, is the
     empty vector)
 
-``auto`` decides per line: a line whose first non-blank byte is ``{`` is
-JSON, unless it starts with a UUID in braces followed by a blank or the end
-of the line (``{<uuid>} TAB ...``, the TSV form); any other line is TSV.
-UUIDs may be written in any form :class:`uuid.UUID` accepts (canonical,
-upper case, no hyphens, braces, ``urn:uuid:``).  Blank lines are skipped
-without being counted.  A UTF-8 byte-order mark at the start of a line (the
-first line of a file written by some Windows tools) is ignored.
+``auto`` decides per line: a line whose first non-blank byte is ``{`` or
+``[`` is JSON (an array is then reported as not an object), unless it starts
+with a UUID in braces followed by a blank or the end of the line
+(``{<uuid>} TAB ...``, the TSV form); any other line is TSV.  UUIDs may be
+written in any form :class:`uuid.UUID` accepts (canonical, upper case, no
+hyphens, braces, ``urn:uuid:``), with ASCII hex digits; TSV weights are
+ASCII numbers.  Blank lines are skipped without being counted.  A UTF-8
+byte-order mark at the start of a line (the first line of a file written by
+some Windows tools) is ignored.
 
 ``"features"`` must be a JSON object; a JSON array in its place (of numbers,
 of ``[uuid, weight]`` pairs, of triples) is a malformed line, as is a JSON
@@ -215,7 +217,7 @@ def parse_vector(line, fmt="auto"):
     stripped = text.strip()
     if not stripped:
         return None
-    if fmt == "json" or (fmt == "auto" and stripped[0] == "{"
+    if fmt == "json" or (fmt == "auto" and stripped[0] in "{["
                          and not _BRACED_ID.match(stripped)):
         doc, raw, w = _parse_json(stripped)
     elif fmt in ("tsv", "auto"):

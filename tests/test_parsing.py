@@ -184,6 +184,8 @@ def test_auto_takes_a_braced_tsv_id_for_tsv(rest):
     (b'{"id": 1}', BAD_LINE, 'expected exactly the keys'),
     (b"{id: 1}", BAD_LINE, "not valid JSON"),
     (b"{ %s }\tx" % str(A).encode(), BAD_LINE, "not valid JSON"),
+    (b'[["id", "%s"], ["features", {}]]' % str(A).encode(), BAD_LINE, "expected a JSON object, found array"),
+    (b"\xef\xbb\xbf  [1, 2]", BAD_LINE, "expected a JSON object, found array"),
 ])
 def test_auto_still_takes_json_for_json(line, kind, match):
     bad(line, kind, match)
