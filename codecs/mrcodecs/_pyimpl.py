@@ -57,6 +57,7 @@ def _sparse_vector():
 
 
 def escape(data):
+    """Escape ``data`` (bytes-like) so that it holds no byte 0x09..0x0D."""
     data = bytes(data)
     if len(data.translate(None, _ESCAPED)) == len(data):
         return data
@@ -71,12 +72,14 @@ def escape(data):
 
 
 def escape_line(key, *value_parts):
+    """``escape(key) + TAB + escape(b"".join(value_parts))``; 1 to 8 buffers."""
     if len(value_parts) > 7:
         raise TypeError("escape_line takes 1 to 8 buffers")
     return b"%s\t%s" % (escape(key), escape(b"".join(value_parts)))
 
 
 def unescape(data):
+    """Undo :func:`escape`: the bytes, or the int offset of the first bad byte."""
     if data.__class__ is not bytes:
         data = bytes(data)
     if len(data.translate(None, _ESCAPED)) == len(data):
@@ -101,6 +104,7 @@ def unescape(data):
 
 
 def uuid_from_bytes(b):
+    """``uuid.UUID(bytes=b)`` for exactly 16 bytes, without its checks."""
     if b.__class__ is not bytes:
         b = memoryview(b).tobytes()
     if len(b) != 16:
@@ -131,6 +135,8 @@ def _plain_arrays(vector):
 
 
 def encode_vector_line(key, vector, allow_nonfinite):
+    """The escaped record (key TAB value, or the value alone for key None) of a
+    plain SparseVector, else None."""
     try:
         allow = bool(allow_nonfinite)
     except Exception:  # the C twin: PyObject_IsTrue failed -> None
@@ -156,6 +162,7 @@ def encode_vector_line(key, vector, allow_nonfinite):
 
 
 def decode_vector(data):
+    """The SparseVector of a well-formed escaped record, else None."""
     raw = unescape(data)
     if raw.__class__ is int:
         return None

@@ -36,7 +36,7 @@ __all__ = [
 
 ESCAPE = _pyimpl.ESCAPE
 
-#: the pure-Python twin, whichever twin is in use (benchmarks compare them)
+#: the pure-Python twin's functions, whichever twin is in use (benchmarks compare them)
 py_escape = _pyimpl.escape
 py_escape_line = _pyimpl.escape_line
 
