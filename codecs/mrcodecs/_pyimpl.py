@@ -22,6 +22,7 @@ decode_vector(escaped) -> SparseVector or None
     The vector of a well-formed record, its arrays read-only views of the
     unescaped bytes; None for malformed input (the caller raises).
 """
+import math
 import uuid
 
 import numpy as np
@@ -40,20 +41,20 @@ _DTYPE = {0x01: np.dtype("<f8"), 0x02: np.dtype("<f4")}
 _ID_DTYPE = np.dtype("S16")
 _ndarray = np.ndarray
 _isfinite = np.isfinite
+_math_isfinite = math.isfinite
 _frombuffer = np.frombuffer
 _UUID = uuid.UUID
 _UUID_new = object.__new__
 _setattr = object.__setattr__
 _SAFE = uuid.SafeUUID.unknown
-_vector_type = []  # [SparseVector], filled on first use: mrcodecs.vector imports this module
+_SparseVector = None  # set on first use: mrcodecs.vector imports this module
 
 
 def _sparse_vector():
-    if not _vector_type:
-        from .vector import SparseVector
-
-        _vector_type.append(SparseVector)
-    return _vector_type[0]
+    global _SparseVector
+    if _SparseVector is None:
+        from .vector import SparseVector as _SparseVector
+    return _SparseVector
 
 
 def escape(data):
@@ -115,25 +116,6 @@ def uuid_from_bytes(b):
     return u
 
 
-def _plain_arrays(vector):
-    """(ids, weights, kind byte) of a plain SparseVector, else None."""
-    if vector.__class__ is not _sparse_vector():
-        return None
-    try:
-        ids, w = vector.ids, vector.weights
-    except AttributeError:
-        return None
-    if (ids.__class__ is not _ndarray or w.__class__ is not _ndarray or ids.ndim != 1
-            or w.ndim != 1 or not ids.flags.c_contiguous or not w.flags.c_contiguous
-            or ids.dtype != _ID_DTYPE or ids.shape[0] != w.shape[0]
-            or ids.shape[0] > _MAX_COUNT):
-        return None
-    kind = _KIND.get(w.dtype)
-    if kind is None:
-        return None
-    return ids, w, kind
-
-
 def encode_vector_line(key, vector, allow_nonfinite):
     """The escaped record (key TAB value, or the value alone for key None) of a
     plain SparseVector, else None."""
@@ -144,16 +126,26 @@ def encode_vector_line(key, vector, allow_nonfinite):
     if key is not None:
         if not isinstance(key, _UUID):
             return None
-        k = getattr(key, "int", None)
-        if not isinstance(k, int) or k < 0 or k >> 128:
+        try:
+            key_raw = key.int.to_bytes(16, "big")  # OverflowError: negative or >= 2**128
+        except (AttributeError, OverflowError, TypeError):
             return None
-        key_raw = k.to_bytes(16, "big")
-    parts = _plain_arrays(vector)
-    if parts is None:
+    if vector.__class__ is not (_SparseVector or _sparse_vector()):
         return None
-    ids, w, kind = parts
+    try:
+        ids, w = vector.ids, vector.weights
+    except AttributeError:
+        return None
+    if ids.__class__ is not _ndarray or w.__class__ is not _ndarray:
+        return None
+    kind = _KIND.get(w.dtype)
     n = ids.shape[0]
-    if not allow and n and not _isfinite(w).all():
+    if (kind is None or ids.dtype != _ID_DTYPE or ids.ndim != 1 or w.ndim != 1
+            or w.shape[0] != n or n > _MAX_COUNT
+            or not (ids.flags.c_contiguous and w.flags.c_contiguous)):
+        return None
+    # one math.isfinite is cheaper than a numpy call for the frequent n == 1
+    if not allow and n and not (_math_isfinite(w[0]) if n == 1 else _isfinite(w).all()):
         return None
     header = kind + n.to_bytes(4, "big")
     if key is None:
@@ -176,4 +168,4 @@ def decode_vector(data):
     end_ids = 5 + 16 * n
     if size != end_ids + dt.itemsize * n:
         return None
-    return _sparse_vector()._trusted(_frombuffer(raw, _ID_DTYPE, n, 5), _frombuffer(raw, dt, n, end_ids))
+    return (_SparseVector or _sparse_vector())._trusted(_frombuffer(raw, _ID_DTYPE, n, 5), _frombuffer(raw, dt, n, end_ids))
