@@ -5,8 +5,9 @@ mrjob 0.7.4 imports ``distutils`` (gone from the standard library in 3.12)
 and ``pipes`` (gone in 3.13) in every task.  The shims go at the root of the
 zip the jobs ship; each defers to the real module when there is one.
 
-The zip built here is ``mrjobs.base.package_zip()`` plus the shims: what
-package_zip gives once it ships them (a change to mrjobs/base.py, pending).
+The zip built here is ``mrjobs.base.package_zip()`` plus the shims it does
+not ship yet (a change to mrjobs/base.py, pending), or without them for the
+control.
 """
 import importlib.util
 import os
@@ -53,10 +54,17 @@ PACKAGE_ZIP = base.package_zip
 def zip_with_shims(tmp_path, shims=True):
     path = tmp_path / ("with-shims.zip" if shims else "without-shims.zip")
     shutil.copy(PACKAGE_ZIP(), path)
-    if shims:
-        with zipfile.ZipFile(path, "a") as z:
-            for fn in FILES:
+    with zipfile.ZipFile(path, "a") as z:
+        shipped = set(z.namelist())
+        for fn in FILES:
+            if shims and fn not in shipped:
                 z.write(os.path.join(SHIMS, fn), fn)
+    if not shims and shipped & set(FILES):  # package_zip ships them: take them out
+        with zipfile.ZipFile(path) as src, zipfile.ZipFile(str(path) + ".new", "w") as dst:
+            for info in src.infolist():
+                if info.filename not in FILES:
+                    dst.writestr(info, src.read(info))
+        os.replace(str(path) + ".new", path)
     return str(path)
 
 
