@@ -5,7 +5,37 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install engines test test-fast run bench lint clean vectors
+.PHONY: install engines test test-fast test-purepython test-versions run bench lint clean vectors FORCE
+
+# .venv belongs to the Python it was built with: when PYTHON is another one
+# (make test PYTHON=python3.12), .venv is rebuilt rather than silently reused.
+PY_ID := import sys; print(sys.implementation.name, sys.version.split()[0], sys.base_prefix)
+PYTHON_ID := $(shell $(PYTHON) -c '$(PY_ID)' 2>/dev/null)
+VENV_ID := $(shell test -x $(PY) && $(PY) -c '$(PY_ID)' 2>/dev/null)
+ifeq ($(PYTHON_ID),)
+$(error PYTHON=$(PYTHON) does not run)
+endif
+ifneq ($(VENV_ID),)
+ifneq ($(VENV_ID),$(PYTHON_ID))
+$(info make: $(VENV) was built with $(VENV_ID); PYTHON=$(PYTHON) is $(PYTHON_ID): rebuilding $(VENV))
+$(shell rm -rf $(VENV))
+endif
+endif
+
+# The codec and job tests once more under the pure-Python twin of mrcodecs
+# (the C extension stays installed; MRCODECS_PUREPYTHON=1 bypasses it), jobs
+# on the inline runner (tasks on the local runner with a numpy-only Python
+# use the pure-Python twin in every run already).
+TWIN_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
+	tests/test_inverted_index.py tests/test_dot_products.py tests/test_protocol_job.py
+
+# A fast part of the suite on the other supported Pythons, each in its own
+# venv (.venv-3.12, ...) with the C extension built there: codecs, parsing,
+# and the jobs on the inline and local runners.
+VERSIONS := 3.12 3.13
+VERSION_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
+	tests/test_inverted_index.py tests/test_task_shims.py tests/test_packaging.py \
+	"tests/test_dot_products.py::test_local_runner_matches_inline[args0-False]"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +43,7 @@ $(PY):
 
 $(STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c
 	$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr]'
+	@$(PY) -c 'import mrcodecs._impl as i; i.SPEEDUPS or print("\nWARNING: mrcodecs runs on its pure-Python twin: " + i.REASON + "\n")'
 	touch $@
 
 install: $(STAMP)
@@ -24,10 +55,36 @@ engines: install
 
 test: install engines
 	$(PY) -m pytest $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory test-purepython
+	$(MAKE) --no-print-directory test-versions
 
-# everything but the real engines (Hadoop, Spark, EMR mock): a quick loop while coding
-test-fast: install
-	$(PY) -m pytest -m "not engines" $(PYTEST_ARGS)
+test-purepython: install
+	MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" -k "not local" $(TWIN_TESTS) $(PYTEST_ARGS)
+
+# python3.X that runs: on PATH, else the newest pyenv install of it
+find_python = $(firstword $(foreach c,python$(1) $(lastword $(sort $(wildcard \
+	$(HOME)/.pyenv/versions/$(1).*/bin/python$(1)))),$(shell $(c) -c 'print("$(c)")' 2>/dev/null)))
+$(foreach v,$(VERSIONS),$(eval PYTHON_$(v) ?= $$(call find_python,$(v))))
+
+.venv-%/.installed: setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c
+	rm -rf .venv-$*
+	$(PYTHON_$*) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -q --upgrade pip
+	.venv-$*/bin/python -m pip install -q -e '.[test]'
+	@.venv-$*/bin/python -c 'import mrcodecs._impl as i; assert i.SPEEDUPS, i.REASON'
+	touch $@
+
+test-versions: $(foreach v,$(VERSIONS),test-python-$(v))
+
+# a pattern rule (make skips pattern rules for .PHONY targets): FORCE runs it
+test-python-%: FORCE
+	@if [ -z "$(PYTHON_$*)" ]; then \
+	  echo "make: SKIPPED the Python $* tests: no python$* here (nor in ~/.pyenv/versions)"; \
+	else \
+	  $(MAKE) --no-print-directory .venv-$*/.installed PYTHON_$*=$(PYTHON_$*) && \
+	  echo "make: Python $* tests in .venv-$*" && \
+	  .venv-$*/bin/python -m pytest -p no:cacheprovider $(VERSION_TESTS) $(PYTEST_ARGS); \
+	fi
 
 run: install
 	$(PY) -m examples.strongest_pairs
@@ -43,5 +100,7 @@ vectors: install
 	$(PY) codecs/vectors/make_vectors.py
 
 clean:
-	rm -rf $(VENV) .cache build *.egg-info .pytest_cache .hypothesis _mrcodecs_speedups*.so
+	rm -rf $(VENV) .venv-* .cache build *.egg-info .pytest_cache .hypothesis _mrcodecs_speedups*.so
 	find . -name __pycache__ -prune -exec rm -rf {} +
+
+FORCE:

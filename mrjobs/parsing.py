@@ -9,16 +9,26 @@ Two line formats are accepted (``--input-format``, default ``auto``):
     spaces or tabs; no features after the TAB, or no TAB at all, is the
     empty vector)
 
-``auto`` decides per line: a line whose first non-blank byte is ``{`` is
-JSON, any other line is TSV.  UUIDs may be written in any form
-:class:`uuid.UUID` accepts (canonical, upper case, no hyphens, braces,
-``urn:uuid:``).  Blank lines are skipped without being counted.
+``auto`` decides per line: a line whose first non-blank byte is ``{`` or
+``[`` is JSON (an array is then reported as not an object), unless it starts
+with a UUID in braces followed by a blank or the end of the line
+(``{<uuid>} TAB ...``, the TSV form); any other line is TSV.  UUIDs may be
+written in any form :class:`uuid.UUID` accepts (canonical, upper case, no
+hyphens, braces, ``urn:uuid:``), with ASCII hex digits; TSV weights are
+ASCII numbers.  Blank lines are skipped without being counted.  A UTF-8
+byte-order mark at the start of a line (the first line of a file written by
+some Windows tools) is ignored.
+
+``"features"`` must be a JSON object; a JSON array in its place (of numbers,
+of ``[uuid, weight]`` pairs, of triples) is a malformed line, as is a JSON
+document other than an object.
 
 Every problem raises :class:`InputError`, whose ``kind`` is the name of the
 mrjob counter the jobs increment before skipping the line.
 """
 import json
 import math
+import re
 import uuid
 
 import numpy as np
@@ -43,14 +53,40 @@ class InputError(ValueError):
         self.kind = kind
 
 
+class _Object(list):
+    """A decoded JSON object: its (key, value) pairs in input order.
+
+    A type of its own, so that a JSON array of pairs (a ``list``) is never
+    taken for an object."""
+
+    __slots__ = ()
+
+
+_BOM = b"\xef\xbb\xbf"
+# "{<uuid>}" then a blank or the end: the TSV form with a braced id, not JSON
+_BRACED_ID = re.compile(r"\{[^\s\"{}]+\}(?:\s|$)")
+# the forms uuid.UUID accepts, written with ASCII hex digits (it checks the count)
+_UUID_FORM = re.compile(r"(?:urn:uuid:)?(?:\{[0-9A-Fa-f-]+\}|[0-9A-Fa-f-]+)\Z")
+_JSON_TYPES = {str: "string", int: "number", float: "number", bool: "boolean",
+               list: "array", _Object: "object", type(None): "null"}
+
+
+def _json_type(v):
+    return _JSON_TYPES.get(v.__class__, type(v).__name__)
+
+
 def _uuid_bytes(s, what):
     if not isinstance(s, str):
         raise InputError(BAD_ID, "%s must be a UUID string, found %s %.60r"
-                         % (what, type(s).__name__, s))
-    try:
-        return uuid.UUID(s).bytes
-    except ValueError:
-        raise InputError(BAD_ID, "%s is not a UUID: %.60r" % (what, s)) from None
+                         % (what, _json_type(s), s))
+    # uuid.UUID alone would also take signs, underscores, blanks and non-ASCII
+    # digits (it ends in int(s, 16)): ASCII hex digits and hyphens only here
+    if _UUID_FORM.match(s) is not None:
+        try:
+            return uuid.UUID(s).bytes
+        except ValueError:
+            pass
+    raise InputError(BAD_ID, "%s is not a UUID: %.60r" % (what, s))
 
 
 def _many_uuid_bytes(keys):
@@ -58,11 +94,15 @@ def _many_uuid_bytes(keys):
     n = len(keys)
     if n == 0:
         return b""
-    joined = "".join(keys) if all(k.__class__ is str for k in keys) else None
-    # Fast path for canonical strings (36 chars, hyphens at 8, 13, 18, 23).
-    if joined is not None and len(joined) == 36 * n and all(
-        joined[p::36].count("-") == n for p in (8, 13, 18, 23)
-    ):
+    # Fast path for canonical strings (36 chars each, hyphens at 8, 13, 18, 23).
+    # Each string's own length is checked (map and count run in C): a 35- and
+    # a 37-character string would otherwise join into two canonical-looking ones.
+    try:
+        joined = "".join(keys)
+    except TypeError:  # not all strings: the slow path names the culprit
+        joined = ""
+    if (len(joined) == 36 * n and list(map(len, keys)).count(36) == n
+            and all(joined[p::36].count("-") == n for p in (8, 13, 18, 23))):
         try:
             raw = bytes.fromhex(joined.replace("-", ""))
         except ValueError:
@@ -78,7 +118,7 @@ def _weights(values):
             # bool is a subclass of int, and numbers written as strings are
             # errors rather than guesses
             raise InputError(BAD_WEIGHT, "a weight must be a JSON number, found %s %.60r"
-                             % (type(v).__name__, v))
+                             % (_json_type(v), v))
     try:
         w = np.array(values, dtype=np.float64)
     except OverflowError:
@@ -91,19 +131,23 @@ def _weights(values):
 
 def _parse_json(line):
     try:
-        obj = json.loads(line, object_pairs_hook=list)
+        obj = json.loads(line, object_pairs_hook=_Object)
     except ValueError as e:
         raise InputError(BAD_LINE, "not valid JSON: %s" % e) from None
-    if obj.__class__ is not list:
-        raise InputError(BAD_LINE, "expected a JSON object, found %.60r" % (obj,))
+    except RecursionError:
+        raise InputError(BAD_LINE, "not valid JSON: nested too deeply") from None
+    if obj.__class__ is not _Object:
+        raise InputError(BAD_LINE, "expected a JSON object, found %s %.60r"
+                         % (_json_type(obj), obj))
     top = dict(obj)
     if len(top) != len(obj) or set(top) != {"id", "features"}:
         raise InputError(BAD_LINE, 'expected exactly the keys "id" and "features" once each, '
                          "found %s" % [k for k, _ in obj])
     doc = _uuid_bytes(top["id"], "vector id")
     feats = top["features"]
-    if feats.__class__ is not list:
-        raise InputError(BAD_LINE, '"features" must be an object, found %.60r' % (feats,))
+    if feats.__class__ is not _Object:
+        raise InputError(BAD_LINE, '"features" must be a JSON object {"<uuid>": <number>, ...}, '
+                         "found %s %.60r" % (_json_type(feats), feats))
     keys = [k for k, _ in feats]
     return doc, _many_uuid_bytes(keys), _weights([v for _, v in feats])
 
@@ -113,6 +157,12 @@ def _parse_tsv(line):
     if not tab and len(doc_s.split()) > 1:
         raise InputError(BAD_LINE, "expected <uuid> TAB <uuid>:<weight> ..., found no TAB")
     doc = _uuid_bytes(doc_s.strip(), "vector id")
+    if "_" in rest or not rest.isascii():
+        # float() also takes underscores and any Unicode digit; ids hold neither
+        for tok in rest.split():
+            v = tok.rpartition(":")[2]
+            if "_" in v or not v.isascii():
+                raise InputError(BAD_WEIGHT, "weight is not a number: %.60r" % tok)
     keys = []
     values = []
     for tok in rest.split():
@@ -158,6 +208,8 @@ def parse_vector(line, fmt="auto"):
     >>> doc.hex()[-2:], len(ids), w.tolist()
     ('01', 1, [1.5])
     """
+    if line[:3] == _BOM:
+        line = line[3:]
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -165,7 +217,8 @@ def parse_vector(line, fmt="auto"):
     stripped = text.strip()
     if not stripped:
         return None
-    if fmt == "json" or (fmt == "auto" and stripped[0] == "{"):
+    if fmt == "json" or (fmt == "auto" and stripped[0] in "{["
+                         and not _BRACED_ID.match(stripped)):
         doc, raw, w = _parse_json(stripped)
     elif fmt in ("tsv", "auto"):
         doc, raw, w = _parse_tsv(text.strip(" \r\n"))

@@ -1,10 +1,15 @@
 /*
- * Optional C twin of mrcodecs.framing: escape/unescape of the line-safe framing.
+ * Optional C twin of mrcodecs._pyimpl: the framing, UUIDs and the vector record.
  *
  * Built as the top-level module ``_mrcodecs_speedups`` so that a pure-Python
  * copy of mrcodecs shipped to a task in a zip still finds it when it is
- * installed there.  The byte mapping is defined in codecs/SPEC.md; the
- * pure-Python twin in framing.py must give identical results (tests compare).
+ * installed there.  It defines the functions of mrcodecs._impl.FUNCTIONS with
+ * the contracts written in mrcodecs/_pyimpl.py, whose results must be
+ * identical (tests/test_twins.py compares them); mrcodecs._impl picks one twin.
+ * The byte mapping is defined in codecs/SPEC.md.
+ *
+ * Builds on CPython 3.11 to 3.13: the int <-> bytes conversions use the public
+ * PyLong_*NativeBytes functions from 3.13 on, _PyLong_*ByteArray before.
  *
  * Bytes 0x09..0x0D are written as 0x0B followed by (byte + 0x27), i.e.
  * '0'..'4'.  unescape() returns bytes, or, for malformed input, the int byte
@@ -264,7 +269,7 @@ static PyObject *
 escape_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer bufs[8];
-    Py_ssize_t total = 0, k, i;
+    Py_ssize_t total = 0, k;
     if (nargs < 1 || nargs > 8) {
         PyErr_SetString(PyExc_TypeError, "escape_line takes 1 to 8 buffers");
         return NULL;
@@ -296,24 +301,50 @@ static PyObject *uuid_type, *uuid_is_safe, *vector_type;
 static PyObject *str_int, *str_is_safe, *str_ids, *str_weights;
 static PyArray_Descr *descr_ids, *descr_f64, *descr_f32;
 
-/* set_uuid_type(uuid.UUID, uuid.SafeUUID.unknown): enables uuid_from_bytes. */
+/* mrcodecs.vector.SparseVector (borrowed from our reference), imported on first
+ * use: mrcodecs.vector itself imports this module through mrcodecs._impl. */
 static PyObject *
-set_uuid_type(PyObject *self, PyObject *args)
+get_vector_type(void)
 {
-    PyObject *t, *safe;
-    if (!PyArg_ParseTuple(args, "OO", &t, &safe))
-        return NULL;
-    Py_XSETREF(uuid_type, Py_NewRef(t));
-    Py_XSETREF(uuid_is_safe, Py_NewRef(safe));
-    Py_RETURN_NONE;
+    if (vector_type == NULL) {
+        PyObject *m = PyImport_ImportModule("mrcodecs.vector");
+        if (m == NULL)
+            return NULL;
+        vector_type = PyObject_GetAttrString(m, "SparseVector");
+        Py_DECREF(m);
+    }
+    return vector_type;
 }
 
-/* set_vector_type(SparseVector): enables the vector record functions. */
-static PyObject *
-set_vector_type(PyObject *self, PyObject *t)
+/* The 16 big-endian bytes of a non-negative int below 2**128; -1 otherwise
+ * (with an exception set). */
+static int
+int_to_16_bytes(PyObject *value, unsigned char *out)
 {
-    Py_XSETREF(vector_type, Py_NewRef(t));
-    Py_RETURN_NONE;
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_ssize_t need = PyLong_AsNativeBytes(
+        value, out, 16, Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER
+                            | Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    if (need < 0)
+        return -1;
+    if (need > 16) {
+        PyErr_SetString(PyExc_OverflowError, "int too big for 16 bytes");
+        return -1;
+    }
+    return 0;
+#else
+    return _PyLong_AsByteArray((PyLongObject *)value, out, 16, 0, 0);
+#endif
+}
+
+static PyObject *
+int_from_16_bytes(const unsigned char *in)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyLong_FromUnsignedNativeBytes(in, 16, Py_ASNATIVEBYTES_BIG_ENDIAN);
+#else
+    return _PyLong_FromByteArray(in, 16, 0, 0);
+#endif
 }
 
 /*
@@ -330,7 +361,12 @@ set_vector_type(PyObject *self, PyObject *t)
 static int
 vector_arrays(PyObject *vector, PyArrayObject **ids, PyArrayObject **weights, int *kind)
 {
-    if (vector_type == NULL || Py_TYPE(vector) != (PyTypeObject *)vector_type)
+    PyObject *vt = get_vector_type();
+    if (vt == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (Py_TYPE(vector) != (PyTypeObject *)vt)
         return 0;
     PyObject *i = PyObject_GetAttr(vector, str_ids);
     PyObject *w = i ? PyObject_GetAttr(vector, str_weights) : NULL;
@@ -392,11 +428,10 @@ all_finite(PyArrayObject *w, int kind)
 static int
 uuid_bytes(PyObject *key, unsigned char *out)
 {
-    if (uuid_type == NULL || !PyObject_TypeCheck(key, (PyTypeObject *)uuid_type))
+    if (!PyObject_TypeCheck(key, (PyTypeObject *)uuid_type))
         return 0;
     PyObject *value = PyObject_GetAttr(key, str_int);
-    if (value == NULL || !PyLong_Check(value)
-        || _PyLong_AsByteArray((PyLongObject *)value, out, 16, 0, 0) < 0) {
+    if (value == NULL || !PyLong_Check(value) || int_to_16_bytes(value, out) < 0) {
         PyErr_Clear();
         Py_XDECREF(value);
         return 0;
@@ -470,8 +505,8 @@ unescape_or_null(PyObject *arg);
 static PyObject *
 decode_vector(PyObject *self, PyObject *arg)
 {
-    if (vector_type == NULL)
-        Py_RETURN_NONE;
+    if (get_vector_type() == NULL)
+        return NULL;
     PyObject *raw = unescape_or_null(arg);
     if (raw == NULL) {
         if (PyErr_Occurred())
@@ -526,10 +561,6 @@ static PyObject *
 uuid_from_bytes(PyObject *self, PyObject *arg)
 {
     Py_buffer in;
-    if (uuid_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "set_uuid_type() not called");
-        return NULL;
-    }
     if (PyObject_GetBuffer(arg, &in, PyBUF_SIMPLE) < 0)
         return NULL;
     if (in.len != 16) {
@@ -537,7 +568,7 @@ uuid_from_bytes(PyObject *self, PyObject *arg)
         PyErr_SetString(PyExc_ValueError, "uuid_from_bytes needs 16 bytes");
         return NULL;
     }
-    PyObject *value = _PyLong_FromByteArray(in.buf, 16, 0, 0);
+    PyObject *value = int_from_16_bytes(in.buf);
     PyBuffer_Release(&in);
     if (value == NULL)
         return NULL;
@@ -556,8 +587,6 @@ uuid_from_bytes(PyObject *self, PyObject *arg)
 static PyMethodDef methods[] = {
     {"escape_line", (PyCFunction)(void (*)(void))escape_line, METH_FASTCALL,
      "escape_line(key, *value_parts): escaped key, TAB, escaped concatenated value."},
-    {"set_uuid_type", set_uuid_type, METH_VARARGS, "Register uuid.UUID and SafeUUID.unknown."},
-    {"set_vector_type", set_vector_type, METH_O, "Register mrcodecs.SparseVector."},
     {"encode_vector_line", (PyCFunction)(void (*)(void))encode_vector_line, METH_FASTCALL,
      "encode_vector_line(key or None, vector, allow_nonfinite) -> bytes, or None if not plain."},
     {"decode_vector", decode_vector, METH_O,
@@ -570,7 +599,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_mrcodecs_speedups", "C twin of mrcodecs.framing.", -1, methods
+    PyModuleDef_HEAD_INIT, "_mrcodecs_speedups", "C twin of mrcodecs._pyimpl (see mrcodecs._impl).", -1, methods
 };
 
 PyMODINIT_FUNC
@@ -590,6 +619,20 @@ PyInit__mrcodecs_speedups(void)
     descr_f64 = PyArray_DescrFromType(NPY_FLOAT64);
     descr_f32 = PyArray_DescrFromType(NPY_FLOAT32);
     if (descr_f64 == NULL || descr_f32 == NULL)
+        return NULL;
+    PyObject *uuid_mod = PyImport_ImportModule("uuid");
+    if (uuid_mod == NULL)
+        return NULL;
+    uuid_type = PyObject_GetAttrString(uuid_mod, "UUID");
+    PyObject *safe = PyObject_GetAttrString(uuid_mod, "SafeUUID");
+    Py_DECREF(uuid_mod);
+    if (uuid_type == NULL || safe == NULL) {
+        Py_XDECREF(safe);
+        return NULL;
+    }
+    uuid_is_safe = PyObject_GetAttrString(safe, "unknown");
+    Py_DECREF(safe);
+    if (uuid_is_safe == NULL)
         return NULL;
     return PyModule_Create(&module);
 }

@@ -15,12 +15,12 @@ order: ``a < b`` if and only if ``escape(a) < escape(b)``.  Shuffle keys
 therefore sort in the same order as the raw bytes (UUID order for UUIDs).
 On random bytes, 5 of 256 values grow by one byte: 1.95% on average.
 
-:func:`escape` and :func:`unescape` use the C twin ``_mrcodecs_speedups`` when it
-is importable (it is built by ``pip install``), else the pure-Python
-:func:`py_escape` and :func:`py_unescape`, which give identical results.
+:func:`escape` and :func:`unescape` use the twin chosen in :mod:`mrcodecs._impl`
+(the C extension ``_mrcodecs_speedups`` when importable, unless
+``MRCODECS_PUREPYTHON`` is set); :func:`py_escape` and :func:`py_unescape` are
+always the pure-Python twin, which gives identical results.
 """
-import numpy as np
-
+from . import _impl, _pyimpl
 from .errors import DecodeError
 
 __all__ = [
@@ -34,55 +34,18 @@ __all__ = [
     "SPEEDUPS",
 ]
 
-ESCAPE = 0x0B
-_SHIFT = 0x27
-_LO, _HI = 0x09, 0x0D
-_ESCAPED = bytes(range(_LO, _HI + 1))
+ESCAPE = _pyimpl.ESCAPE
 
-_U8 = np.uint8
+#: the pure-Python twin's functions, whichever twin is in use (benchmarks compare them)
+py_escape = _pyimpl.escape
+py_escape_line = _pyimpl.escape_line
 
-
-def py_escape(data):
-    """Escape ``data`` (bytes-like) so that it contains no TAB, LF or CR byte."""
-    data = bytes(data)
-    if len(data.translate(None, _ESCAPED)) == len(data):
-        return data
-    # 0x0B first: the replacements below insert 0x0B bytes of their own.
-    return (
-        data.replace(b"\x0b", b"\x0b2")
-        .replace(b"\t", b"\x0b0")
-        .replace(b"\n", b"\x0b1")
-        .replace(b"\x0c", b"\x0b3")
-        .replace(b"\r", b"\x0b4")
-    )
-
-
-def py_escape_line(key, *value_parts):
-    """``escape(key) + TAB + escape(b"".join(value_parts))``; parts are bytes-like."""
-    return b"%s\t%s" % (py_escape(key), py_escape(b"".join(value_parts)))
-
-
-def _py_unescape_or_offset(data):
-    """Return the unescaped bytes, or the int offset of the first bad byte."""
-    if len(data.translate(None, _ESCAPED)) == len(data):
-        return data
-    a = np.frombuffer(data, _U8)
-    idx = np.flatnonzero((a - _U8(_LO)) <= _U8(_HI - _LO))
-    # Every byte in 0x09..0x0D must be an escape byte followed by a code byte;
-    # a code byte is never itself in that range, so the pairs cannot overlap.
-    bad = a[idx] != ESCAPE
-    if idx[-1] == a.size - 1:
-        bad[-1] = True
-        codes = a[idx[:-1] + 1]
-        bad[:-1] |= (codes - _U8(_LO + _SHIFT)) > _U8(_HI - _LO)
-    else:
-        codes = a[idx + 1]
-        bad |= (codes - _U8(_LO + _SHIFT)) > _U8(_HI - _LO)
-    if bad.any():
-        return int(idx[np.argmax(bad)])
-    out = np.delete(a, idx)
-    out[idx - np.arange(idx.size)] = codes - _U8(_SHIFT)
-    return out.tobytes()
+#: the twin in use, chosen once in :mod:`mrcodecs._impl`
+escape = _impl.escape
+escape_line = _impl.escape_line
+_unescape_or_offset = _impl.unescape
+#: True when the C twin is in use
+SPEEDUPS = _impl.SPEEDUPS
 
 
 def _offset_error(data, offset, what):
@@ -109,25 +72,7 @@ def _checked(unescape_or_offset, data, what):
 
 def py_unescape(data, what="input"):
     """Undo :func:`py_escape`; raise :class:`DecodeError` on malformed input."""
-    return _checked(_py_unescape_or_offset, bytes(data), what)
-
-
-try:
-    import _mrcodecs_speedups as _c
-except ImportError:  # no compiler at install time, or shipped as a zip
-    _c = None
-
-#: True when the C twin of this module is in use.
-SPEEDUPS = _c is not None
-
-if _c is not None:
-    escape = _c.escape
-    escape_line = _c.escape_line
-    _unescape_or_offset = _c.unescape
-else:
-    escape = py_escape
-    escape_line = py_escape_line
-    _unescape_or_offset = _py_unescape_or_offset
+    return _checked(_pyimpl.unescape, data, what)
 
 
 def unescape(data, what="input"):

@@ -9,6 +9,7 @@ import struct
 
 import numpy as np
 
+from . import _impl
 from .errors import DecodeError, EncodeError
 from .framing import escape, escape_line, unescape
 from .vector import ID_DTYPE, SparseVector, _UUID, uuid_from_bytes
@@ -37,22 +38,11 @@ _MAX_COUNT = 0xFFFFFFFF
 # The header of a one-entry vector, the most frequent record (index mappers).
 _HEADER_1 = {_F64: _HEADER.pack(KIND_VECTOR_F64, 1), _F32: _HEADER.pack(KIND_VECTOR_F32, 1)}
 _KIND_OF = {_F64: KIND_VECTOR_F64, _F32: KIND_VECTOR_F32}
-try:
-    import _mrcodecs_speedups as _c
-except ImportError:  # no compiler at install time, or shipped as a zip
-    _c = None
-if _c is not None:
-    _c.set_vector_type(SparseVector)
-    # C fast paths for the plain case; they return None for anything else,
-    # and the Python code below then does the work and raises the errors.
-    _fast_line = _c.encode_vector_line
-    _fast_decode = _c.decode_vector
-else:
-    def _fast_line(key, vector, allow_nonfinite):
-        return None
-
-    def _fast_decode(data):
-        return None
+# The twin's fast paths do the plain case (see mrcodecs._pyimpl) and return
+# None for anything else; the Python code below then does the work and raises
+# the documented errors.  Both twins define them, with the same results.
+_fast_line = _impl.encode_vector_line
+_fast_decode = _impl.decode_vector
 
 _isfinite = np.isfinite
 _math_isfinite = math.isfinite

@@ -3,6 +3,7 @@ import uuid
 
 import numpy as np
 
+from . import _impl
 from .errors import EncodeError
 
 __all__ = ["SparseVector", "ID_DTYPE", "WEIGHT_DTYPES"]
@@ -15,27 +16,11 @@ WEIGHT_DTYPES = (np.dtype("<f8"), np.dtype("<f4"))
 
 _UUID = uuid.UUID
 _UUID_new = object.__new__
-_setattr = object.__setattr__
-_SAFE = uuid.SafeUUID.unknown
 
 
-def uuid_from_bytes(b):
-    """``uuid.UUID(bytes=b)`` for exactly 16 bytes, without its argument checks."""
-    u = _UUID_new(_UUID)
-    _setattr(u, "int", int.from_bytes(b, "big"))
-    _setattr(u, "is_safe", _SAFE)
-    return u
-
-
-_py_uuid_from_bytes = uuid_from_bytes
-
-try:
-    import _mrcodecs_speedups as _c
-except ImportError:
-    pass
-else:
-    _c.set_uuid_type(_UUID, _SAFE)
-    uuid_from_bytes = _c.uuid_from_bytes  # noqa: F811 -- same result, 3x faster
+#: ``uuid.UUID(bytes=b)`` for exactly 16 bytes, without its argument checks
+#: (the twin chosen in :mod:`mrcodecs._impl`)
+uuid_from_bytes = _impl.uuid_from_bytes
 
 
 def _weight_dtype(dtype):

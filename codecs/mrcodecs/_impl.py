@@ -1,0 +1,64 @@
+"""The one seam between mrcodecs and the twins of its hot functions.
+
+The C twin is the extension module ``_mrcodecs_speedups``
+(``codecs/mrcodecs/_speedups.c``, built by ``pip install`` when a compiler is
+there); the pure-Python twin is :mod:`mrcodecs._pyimpl`.  Both define every
+name in :data:`FUNCTIONS` with the same contracts (documented in
+``_pyimpl``), and give identical bytes.
+
+The choice is made here, once, when mrcodecs is imported: the C twin when it
+is importable, else the Python twin.  Setting the environment variable
+``MRCODECS_PUREPYTHON`` to anything but ``""`` or ``"0"`` forces the Python
+twin (as ``MSGPACK_PUREPYTHON`` does for msgpack).  Every other module of
+mrcodecs takes these functions from here and from nowhere else.
+
+Examples
+--------
+>>> from mrcodecs import _impl
+>>> _impl.NAME in ("c", "python") and _impl.SPEEDUPS == (_impl.NAME == "c")
+True
+>>> _impl.escape(b"a\\tb")
+b'a\\x0b0b'
+"""
+import os
+
+from . import _pyimpl
+
+__all__ = ["FUNCTIONS", "NAME", "REASON", "SPEEDUPS", "twin"] + [
+    "escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line", "decode_vector"]
+
+#: the functions each twin defines
+FUNCTIONS = ("escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line",
+             "decode_vector")
+
+
+def purepython_forced(environ=os.environ):
+    """True when ``MRCODECS_PUREPYTHON`` asks for the pure-Python twin."""
+    return environ.get("MRCODECS_PUREPYTHON", "") not in ("", "0")
+
+
+def _choose():
+    if purepython_forced():
+        return _pyimpl, "python", "MRCODECS_PUREPYTHON is set"
+    try:
+        import _mrcodecs_speedups as c
+    except ImportError as e:  # no compiler at install time, or shipped in a zip
+        return _pyimpl, "python", "the C extension is not importable (%s)" % e
+    missing = [f for f in FUNCTIONS if not hasattr(c, f)]
+    if missing:  # an extension left over from an older _speedups.c
+        return _pyimpl, "python", ("the C extension %s lacks %s; reinstall to rebuild it"
+                                   % (c.__file__, ", ".join(missing)))
+    return c, "c", "the C extension %s" % os.path.basename(c.__file__)
+
+
+#: the module in use; NAME is "c" or "python"; REASON says why, for reports
+twin, NAME, REASON = _choose()
+#: True when the C twin is in use
+SPEEDUPS = NAME == "c"
+
+escape = twin.escape
+escape_line = twin.escape_line
+unescape = twin.unescape
+uuid_from_bytes = twin.uuid_from_bytes
+encode_vector_line = twin.encode_vector_line
+decode_vector = twin.decode_vector

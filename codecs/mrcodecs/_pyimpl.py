@@ -1,0 +1,171 @@
+"""The pure-Python twin of the C extension ``_mrcodecs_speedups``.
+
+Both twins define the functions named in :data:`mrcodecs._impl.FUNCTIONS`,
+with the same arguments, results and exceptions; :mod:`mrcodecs._impl`
+picks one of them, once.  ``tests/test_twins.py`` calls the two side by side.
+
+escape(data) -> bytes
+    The framing of SPEC.md section 2; ``data`` is any bytes-like object.
+escape_line(key, *value_parts) -> bytes
+    ``escape(key) + TAB + escape(b"".join(value_parts))``, 1 to 8 buffers.
+unescape(data) -> bytes or int
+    Undo :func:`escape`; for malformed input, the int offset of the first bad
+    byte (the caller builds the message).  Always a ``bytes`` object.
+uuid_from_bytes(b16) -> uuid.UUID
+    ``uuid.UUID(bytes=b16)`` without its checks; ValueError unless 16 bytes.
+encode_vector_line(key or None, vector, allow_nonfinite) -> bytes or None
+    The escaped record of SPEC.md 3.2 (with key: key, TAB, value) for the
+    plain case -- an exact SparseVector of C-contiguous native arrays, a
+    UUID key, finite weights unless allowed -- else None, and the caller
+    takes the general path that raises the documented errors.
+decode_vector(escaped) -> SparseVector or None
+    The vector of a well-formed record, its arrays read-only views of the
+    unescaped bytes; None for malformed input (the caller raises).
+"""
+import math
+import uuid
+
+import numpy as np
+
+__all__ = ["escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line",
+           "decode_vector"]
+
+ESCAPE = 0x0B
+_SHIFT = 0x27
+_LO, _HI = 0x09, 0x0D
+_ESCAPED = bytes(range(_LO, _HI + 1))
+_U8 = np.uint8
+_MAX_COUNT = 0xFFFFFFFF
+_KIND = {np.dtype("<f8"): b"\x01", np.dtype("<f4"): b"\x02"}
+_DTYPE = {0x01: np.dtype("<f8"), 0x02: np.dtype("<f4")}
+_ID_DTYPE = np.dtype("S16")
+_ndarray = np.ndarray
+_isfinite = np.isfinite
+_math_isfinite = math.isfinite
+_frombuffer = np.frombuffer
+_UUID = uuid.UUID
+_UUID_new = object.__new__
+_setattr = object.__setattr__
+_SAFE = uuid.SafeUUID.unknown
+_SparseVector = None  # set on first use: mrcodecs.vector imports this module
+
+
+def _sparse_vector():
+    global _SparseVector
+    if _SparseVector is None:
+        from .vector import SparseVector as _SparseVector
+    return _SparseVector
+
+
+def escape(data):
+    """Escape ``data`` (bytes-like) so that it holds no byte 0x09..0x0D."""
+    data = bytes(data)
+    if len(data.translate(None, _ESCAPED)) == len(data):
+        return data
+    # 0x0B first: the replacements below insert 0x0B bytes of their own.
+    return (
+        data.replace(b"\x0b", b"\x0b2")
+        .replace(b"\t", b"\x0b0")
+        .replace(b"\n", b"\x0b1")
+        .replace(b"\x0c", b"\x0b3")
+        .replace(b"\r", b"\x0b4")
+    )
+
+
+def escape_line(key, *value_parts):
+    """``escape(key) + TAB + escape(b"".join(value_parts))``; 1 to 8 buffers."""
+    if len(value_parts) > 7:
+        raise TypeError("escape_line takes 1 to 8 buffers")
+    return b"%s\t%s" % (escape(key), escape(b"".join(value_parts)))
+
+
+def unescape(data):
+    """Undo :func:`escape`: the bytes, or the int offset of the first bad byte."""
+    if data.__class__ is not bytes:
+        data = bytes(data)
+    if len(data.translate(None, _ESCAPED)) == len(data):
+        return data
+    a = np.frombuffer(data, _U8)
+    idx = np.flatnonzero((a - _U8(_LO)) <= _U8(_HI - _LO))
+    # Every byte in 0x09..0x0D must be an escape byte followed by a code byte;
+    # a code byte is never itself in that range, so the pairs cannot overlap.
+    bad = a[idx] != ESCAPE
+    if idx[-1] == a.size - 1:
+        bad[-1] = True
+        codes = a[idx[:-1] + 1]
+        bad[:-1] |= (codes - _U8(_LO + _SHIFT)) > _U8(_HI - _LO)
+    else:
+        codes = a[idx + 1]
+        bad |= (codes - _U8(_LO + _SHIFT)) > _U8(_HI - _LO)
+    if bad.any():
+        return int(idx[np.argmax(bad)])
+    out = np.delete(a, idx)
+    out[idx - np.arange(idx.size)] = codes - _U8(_SHIFT)
+    return out.tobytes()
+
+
+def uuid_from_bytes(b):
+    """``uuid.UUID(bytes=b)`` for exactly 16 bytes, without its checks."""
+    if b.__class__ is not bytes:
+        b = memoryview(b).tobytes()
+    if len(b) != 16:
+        raise ValueError("uuid_from_bytes needs 16 bytes")
+    u = _UUID_new(_UUID)
+    _setattr(u, "int", int.from_bytes(b, "big"))
+    _setattr(u, "is_safe", _SAFE)
+    return u
+
+
+def encode_vector_line(key, vector, allow_nonfinite):
+    """The escaped record (key TAB value, or the value alone for key None) of a
+    plain SparseVector, else None."""
+    try:
+        allow = bool(allow_nonfinite)
+    except Exception:  # the C twin: PyObject_IsTrue failed -> None
+        return None
+    if key is not None:
+        if not isinstance(key, _UUID):
+            return None
+        try:
+            key_raw = key.int.to_bytes(16, "big")  # OverflowError: negative or >= 2**128
+        except (AttributeError, OverflowError, TypeError):
+            return None
+    if vector.__class__ is not (_SparseVector or _sparse_vector()):
+        return None
+    try:
+        ids, w = vector.ids, vector.weights
+    except AttributeError:
+        return None
+    if ids.__class__ is not _ndarray or w.__class__ is not _ndarray:
+        return None
+    kind = _KIND.get(w.dtype)
+    n = ids.shape[0]
+    if (kind is None or ids.dtype != _ID_DTYPE or ids.ndim != 1 or w.ndim != 1
+            or w.shape[0] != n or n > _MAX_COUNT
+            or not (ids.flags.c_contiguous and w.flags.c_contiguous)):
+        return None
+    # one math.isfinite is cheaper than a numpy call for the frequent n == 1
+    if not allow and n and not (_math_isfinite(w[0]) if n == 1 else _isfinite(w).all()):
+        return None
+    header = kind + n.to_bytes(4, "big")
+    if key is None:
+        return escape(b"".join((header, ids, w)))
+    return escape_line(key_raw, header, ids, w)
+
+
+def decode_vector(data):
+    """The SparseVector of a well-formed escaped record, else None."""
+    raw = unescape(data)
+    if raw.__class__ is int:
+        return None
+    size = len(raw)
+    if size < 5:
+        return None
+    dt = _DTYPE.get(raw[0])
+    if dt is None:
+        return None
+    n = int.from_bytes(raw[1:5], "big")
+    end_ids = 5 + 16 * n
+    if size != end_ids + dt.itemsize * n:
+        return None
+    return (_SparseVector or _sparse_vector())._trusted(_frombuffer(raw, _ID_DTYPE, n, 5), _frombuffer(raw, dt, n, end_ids))
