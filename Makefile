@@ -27,6 +27,7 @@ endif
 # on the inline runner (tasks on the local runner with a numpy-only Python
 # use the pure-Python twin in every run already).
 TWIN_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
+	tests/test_block_record.py tests/test_blocks.py \
 	tests/test_inverted_index.py tests/test_dot_products.py tests/test_protocol_job.py
 
 # A fast part of the suite on the other supported Pythons, each in its own
@@ -35,7 +36,8 @@ TWIN_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
 VERSIONS := 3.12 3.13
 VERSION_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
 	tests/test_inverted_index.py tests/test_task_shims.py tests/test_packaging.py \
-	"tests/test_dot_products.py::test_local_runner_matches_inline[args0-False]"
+	"tests/test_dot_products.py::test_local_runner_matches_inline[blocks-args0-False]" \
+	"tests/test_dot_products.py::test_local_runner_matches_inline[blocks-args1-True]"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)

@@ -7,7 +7,9 @@ built when the job is launched, to the runner's ``py_files``, which the bin
 runners (local, hadoop, emr, dataproc) put on the tasks' ``PYTHONPATH`` and
 the Spark runner passes to ``spark-submit --py-files``.  The optional C
 extension ``_mrcodecs_speedups`` cannot be imported from a zip; without it
-tasks use the pure-Python framing, which gives identical bytes.
+tasks use the pure-Python framing, which gives identical bytes.  The zip also carries
+small stand-ins for ``distutils`` and ``pipes``, which mrjob 0.7.4 imports in
+every task and which Python 3.12 and 3.13 no longer have.
 """
 import atexit
 import os
@@ -21,6 +23,9 @@ import mrcodecs
 __all__ = ["package_zip"]
 
 _ZIP = {}
+
+#: task-side stand-ins for standard modules that mrjob imports (see package_zip)
+SHIMS = ("pipes.py", "distutils/__init__.py", "distutils/version.py", "distutils/spawn.py")
 
 
 def package_zip():
@@ -36,5 +41,11 @@ def package_zip():
                 for fn in sorted(os.listdir(root)):
                     if fn.endswith(".py"):
                         z.write(os.path.join(root, fn), "%s/%s" % (name, fn))
+            # mrjob 0.7.4 imports distutils (gone in Python 3.12) and pipes (gone
+            # in 3.13) in every task: shims at the zip's root, each deferring to
+            # the real module where the task's Python still has it
+            shims = os.path.join(os.path.dirname(os.path.abspath(mrcodecs.__file__)), "_shims")
+            for fn in SHIMS:
+                z.write(os.path.join(shims, fn), fn)
         _ZIP["path"] = path
     return _ZIP["path"]

@@ -32,7 +32,7 @@ def _block_of(case):
 
 
 @pytest.mark.parametrize("case", _manifest()["blocks"], ids=lambda c: c["name"])
-def test_stored_block_vectors_decode_and_encode_byte_exact(case, framing_impl):
+def test_stored_block_vectors_decode_and_encode_byte_exact(case):
     with open(os.path.join(VECTORS, case["name"] + ".line"), "rb") as f:
         line = f.read()
     block = _block_of(case)
@@ -53,7 +53,7 @@ def random_block(rng, n, dtype=np.float64, stats=True, side=0):
 
 @pytest.mark.parametrize("n", [0, 1, 2, 17, 300])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_round_trip(n, dtype, framing_impl):
+def test_round_trip(n, dtype):
     rng = np.random.default_rng(n)
     for stats in (True, False):
         for side in (0, 1):
@@ -67,7 +67,7 @@ def test_round_trip(n, dtype, framing_impl):
             assert value == b and block_pair_of(key) == (3, 7)
 
 
-def test_job_protocol_still_carries_stripes(framing_impl):
+def test_job_protocol_still_carries_stripes():
     s = Stripe(np.array([b"\x0a" * 16], "S16"), np.array([1.5]), None, 2.0, True)
     key, value = JobProtocol().read(JobProtocol().write(b"\x0d" * 16, s))
     assert value == s
@@ -82,7 +82,7 @@ def test_json_wire_twin_carries_the_same_block():
         assert value == b and block_pair_of(key) == (0, 2)
 
 
-def test_truncated_or_padded_records_never_decode(framing_impl):
+def test_truncated_or_padded_records_never_decode():
     b = random_block(np.random.default_rng(2), 5)
     data = encode_block(b)
     for cut in range(len(data)):
@@ -108,7 +108,7 @@ def _raw_block(kind=0x22, flags=0, n=1, m=1, lengths=(1,)):
                                          "header says 2"),
     (escape(b"\x22\x00\x00"), "expected a 10-byte header"),
 ])
-def test_decoding_errors_say_what_and_where(data, message, framing_impl):
+def test_decoding_errors_say_what_and_where(data, message):
     with pytest.raises(DecodeError, match=message):
         decode_block(data)
 
