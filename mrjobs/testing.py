@@ -32,7 +32,9 @@ A pytest test of a word-count job (``python -m pytest test_wordcount.py``)::
 >>> [(str(k)[-1], {str(n)[-1]: s for n, s in v.items()}) for k, v in result.output]
 [('1', {'2': 6.0}), ('2', {'1': 6.0})]
 """
+import inspect
 import os
+import sys
 import tempfile
 from dataclasses import dataclass, field
 
@@ -83,7 +85,9 @@ def run_job(job_class, input_lines=None, args=(), runner="inline", input_paths=(
         Further command-line arguments (job options, mrjob options).
     runner : str
         ``"inline"`` (default, in-process, fast) or ``"local"`` (separate
-        task processes, closer to Hadoop).
+        task processes, closer to Hadoop; they run a small script that
+        imports ``job_class`` from its module, so a job class defined in a
+        test module works too).
     input_paths : sequence of str
         Input files to read besides (or instead of) ``input_lines``.
 
@@ -99,6 +103,13 @@ def run_job(job_class, input_lines=None, args=(), runner="inline", input_paths=(
             paths.append(path)
         argv = ["-r", runner, "--no-conf"] + list(args) + paths
         job = job_class(argv)
+        if runner != "inline":
+            # tasks run the job's script as a program: a job class defined in
+            # a module without ``if __name__ == "__main__": Job.run()`` (a test
+            # module) would run nothing, and the job would output nothing
+            script = _task_script(job_class, tmp)
+            if script:
+                job.mr_job_script = lambda: script
         with job.make_runner() as r:
             r.run()
             lines = sorted(line.rstrip(b"\r\n") for line in to_lines(r.cat_output()))
@@ -110,3 +121,22 @@ def run_job(job_class, input_lines=None, args=(), runner="inline", input_paths=(
                         g[name] = g.get(name, 0) + n
         protocol = job.output_protocol()
         return JobRun([protocol.read(line) for line in lines], counters, lines)
+
+
+def _task_script(job_class, directory):
+    """A script that runs ``job_class`` when executed (tasks of the local and
+    Hadoop runners run ``python <script> --mapper ...``), importing the class
+    from its module; None when the class lives in ``__main__``."""
+    module = job_class.__module__
+    if module == "__main__":
+        return None
+    source = inspect.getsourcefile(sys.modules[module])
+    root = os.path.dirname(os.path.abspath(source))
+    for _ in range(module.count(".")):
+        root = os.path.dirname(root)
+    path = os.path.join(directory, "run_%s.py" % job_class.__name__)
+    with open(path, "w") as f:
+        f.write("import sys\nsys.path.insert(0, %r)\nfrom %s import %s\n"
+                "if __name__ == '__main__':\n    %s.run()\n"
+                % (root, module, job_class.__qualname__, job_class.__qualname__))
+    return path

@@ -59,3 +59,11 @@ def test_job_errors_propagate():
 
     with pytest.raises(RuntimeError, match="boom on x"):
         run_job(MRBroken, ["x"])
+
+
+def test_local_runner_runs_a_job_class_of_a_test_module():
+    # this module has no `if __name__ == "__main__": MRWordCount.run()`: the
+    # local runner's tasks still run the job, not an empty script
+    result = run_job(MRWordCount, ["a b", "b", "", "c b"], runner="local")
+    assert result.output == [("a", 1), ("b", 3), ("c", 1)]
+    assert result.counters == {"words": {"seen": 5}}
