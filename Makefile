@@ -50,6 +50,13 @@ $(STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c
 
 install: $(STAMP)
 
+# what `make run` needs: mrsparse and its runtime dependencies (mrjob, numpy,
+# scipy) plus the examples' progress bar; no test, engine or bench extras
+RUN_STAMP := $(VENV)/.installed-run
+$(RUN_STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c
+	$(PY) -m pip install -q -e '.[examples]'
+	touch $@
+
 # Real Hadoop Streaming runs on pyspark's Hadoop client jars (installed above)
 # plus the hadoop-streaming jar from Maven Central, cached in .cache/engines.
 engines: install
@@ -88,7 +95,7 @@ test-python-%: FORCE
 	  .venv-$*/bin/python -m pytest -p no:cacheprovider $(VERSION_TESTS) $(PYTEST_ARGS); \
 	fi
 
-run: install
+run: $(RUN_STAMP)
 	$(PY) -m examples.strongest_pairs
 
 bench: install

@@ -67,3 +67,12 @@ def test_local_runner_runs_a_job_class_of_a_test_module():
     result = run_job(MRWordCount, ["a b", "b", "", "c b"], runner="local")
     assert result.output == [("a", 1), ("b", 3), ("c", 1)]
     assert result.counters == {"words": {"seen": 5}}
+
+
+def test_importing_the_jobs_shows_no_deprecation_warning_of_mrjob():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c",
+                           "import mrjobs.dot_products, mrjobs.testing, mrjob.local"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
