@@ -58,10 +58,14 @@ def main(argv=None):
     ap.add_argument("--pairs", type=int, default=10, help="how many pairs to print")
     ap.add_argument("-r", "--runner", default="inline", help="mrjob runner (inline, local)")
     o = ap.parse_args(argv)
-    t0 = time.perf_counter()
-    ranked, counters = strongest_pairs(o.corpus, o.measure, o.pairs, o.runner)
-    elapsed = time.perf_counter() - t0
     feats = _features(o.corpus)
+    extra = []
+    if o.measure == "loglikelihood":
+        # the 2 x 2 table needs the corpus's number of distinct features
+        extra = ["--num-features", str(len(set().union(*feats.values())) or 1)]
+    t0 = time.perf_counter()
+    ranked, counters = strongest_pairs(o.corpus, o.measure, o.pairs, o.runner, extra)
+    elapsed = time.perf_counter() - t0
     n = counters.get("mrsparse input", {}).get("vectors read", 0)
     print("%d strongest pairs by %s among %d vectors of %s (%s runner, %.1f s)\n"
           % (len(ranked), o.measure, n, os.path.basename(o.corpus), o.runner, elapsed))

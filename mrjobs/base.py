@@ -72,7 +72,7 @@ class SparseJob(MRJob):
         self.add_passthru_arg(
             "--buffer-entries", type=int, default=1000000, metavar="N",
             help="Entries a task buffers for in-task combining before it flushes "
-                 "(bounds task memory; default 1000000, about 40 MB).")
+                 "(bounds task memory; default 1000000; README gives measured peaks).")
 
     # -- options -----------------------------------------------------------
 

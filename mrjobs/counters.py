@@ -45,17 +45,23 @@ def run_report(step_counters):
     lines = []
     skipped = {name: total.get((INPUT, name), 0) for name in SKIPPED}
     if any(skipped.values()):
-        lines.append("mrsparse: skipped %d bad input line(s): %s (rerun with --strict to "
-                     "stop at the first)" % (sum(skipped.values()), ", ".join(
-                         "%s: %d" % kv for kv in skipped.items() if kv[1])))
+        lines.append("mrsparse: skipped %s bad input line(s): %s (rerun with --strict to "
+                     "stop at the first)" % (_n(sum(skipped.values())), ", ".join(
+                         "%s: %s" % (k, _n(v)) for k, v in skipped.items() if v)))
     repaired = sorted((name, n) for (g, name), n in total.items()
                       if g == INPUT and name not in SKIPPED and name != "vectors read")
     if repaired:
-        lines.append("mrsparse: input notes: " + ", ".join("%s: %d" % kv for kv in repaired))
+        lines.append("mrsparse: input notes: " + ", ".join("%s: %s" % (k, _n(v))
+                                                            for k, v in repaired))
     if total.get((DFCUT, "features dropped")):
-        lines.append("mrsparse: --max-df dropped %d feature(s), %d posting(s), %d partial "
+        lines.append("mrsparse: --max-df dropped %s feature(s), %s posting(s), %s partial "
                      "product(s); results are approximate" % (
-                         total[(DFCUT, "features dropped")],
-                         total.get((DFCUT, "postings dropped"), 0),
-                         total.get((DFCUT, "partial products dropped"), 0)))
+                         _n(total[(DFCUT, "features dropped")]),
+                         _n(total.get((DFCUT, "postings dropped"), 0)),
+                         _n(total.get((DFCUT, "partial products dropped"), 0))))
     return "\n".join(lines)
+
+
+def _n(count):
+    """A count for people: 1,791,199,116."""
+    return format(count, ",")

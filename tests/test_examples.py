@@ -84,3 +84,11 @@ def test_generator_lines_are_its_arrays():
     assert (X != want).nnz == 0  # weights written with repr: exact
     assert hashlib.sha256("\n".join(lines).encode()).hexdigest() == hashlib.sha256(
         "\n".join(generate_lines(*args, seed=1, progress=False)).encode()).hexdigest()
+
+
+def test_strongest_pairs_offers_every_measure():
+    # loglikelihood needs --num-features: the example counts the sample's features
+    out = subprocess.run([sys.executable, "-m", "examples.strongest_pairs", "--pairs", "2",
+                          "--measure", "loglikelihood"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "2 strongest pairs by loglikelihood" in out.stdout
