@@ -89,6 +89,7 @@ def test_generator_lines_are_its_arrays():
 def test_strongest_pairs_offers_every_measure():
     # loglikelihood needs --num-features: the example counts the sample's features
     out = subprocess.run([sys.executable, "-m", "examples.strongest_pairs", "--pairs", "2",
-                          "--measure", "loglikelihood"], capture_output=True, text=True)
+                          "--measure", "loglikelihood"], cwd=ROOT, capture_output=True,
+                         text=True)
     assert out.returncode == 0, out.stderr
     assert "2 strongest pairs by loglikelihood" in out.stdout
