@@ -287,15 +287,17 @@ class BlocksStrategy:
             if keep is not None:
                 r, c, scores = r[keep], c[keep], scores[keep]
             n_r = end - start
-            if k is not None and _dense_enough(scores.shape[0], n_r, n_c, k):
-                # one dense array serves both directions (numpy.partition, linear time)
-                dense = np.full((n_r, n_c), -np.inf)
-                dense[r - start, c] = scores
-                yield from self._emit(*_dense_best(dense, k, 1, start, 0), rows, cols)
+            if k is not None and _dense_enough(scores.shape[0], n_r, n_c - c0, k):
+                # one dense array (the chunk's rows, the columns it can reach) serves
+                # both directions: numpy.partition selects in linear time
+                dense = np.full((n_r, n_c - c0), -np.inf)
+                dense[r - start, c - c0] = scores
+                yield from self._emit(*_dense_best(dense, k, 1, start, c0), rows, cols)
                 if mirror:
                     if diagonal and o.include_self:
-                        dense[np.arange(n_r), np.arange(start, end)] = -np.inf
-                    held.add(*_dense_best(dense, k, 0, start, 0, held.floor, ordered=False))
+                        dense[np.arange(n_r), np.arange(n_r)] = -np.inf
+                    floor = None if held.floor is None else held.floor[c0:]
+                    held.add(*_dense_best(dense, k, 0, start, c0, floor, ordered=False))
                 del dense
             else:
                 yield from self._emit(*_best(r, c, scores, k), rows, cols)
