@@ -4,7 +4,7 @@ The jobs in :mod:`mrjobs` pass three kinds of value between their steps: a
 fragment of a posting list (documents and weights of one feature), a partial
 stripe (one document's partial products with other documents) and a row of
 final scores.  All three have the same shape -- ids, one number per id, and
-optionally one per-vector statistic (nnz or squared norm) per id and for the
+optionally one per-vector statistic (what the measure needs: nnz, a log-norm) per id and for the
 stripe's own key -- so one layout, the *stripe record*, carries them all.
 
 Key layout (:func:`encode_id_key`)
@@ -110,7 +110,7 @@ class Stripe:
     values : numpy.ndarray
         float64 or float32, one per id.
     stats : numpy.ndarray or None
-        float64, one per id (nnz or squared norm of each id's vector).
+        float64, one per id (the statistic of each id's vector).
     self_stat : float or None
         The statistic of the vector the record is keyed by.
     query : bool
