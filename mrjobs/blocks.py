@@ -74,7 +74,7 @@ def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES):
     return b
 
 
-def pair_memory_bytes(entries, blocks, buffer_entries, top_k=None):
+def pair_memory_bytes(entries, blocks, buffer_entries):
     """Estimated peak bytes of one block-pair reducer (see the module doc)."""
     per_block = entries / max(blocks, 1)
     # two blocks as decoded records + CSR copies (id 16 + weight 8 + index 4 + CSR 12)
