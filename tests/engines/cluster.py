@@ -133,6 +133,9 @@ class Cluster:
         self.stopped_cleanly = None
         #: processes still alive after the stop that had to be killed (pid, cmdline)
         self.leftovers = []
+        #: dirs holding ``userlogs/`` (links to the NodeManagers' task logs),
+        #: for mrjob's ``--hadoop-log-dirs``
+        self.log_dirs = []
 
     # -- start ---------------------------------------------------------------
 
@@ -167,6 +170,7 @@ class Cluster:
         cmd = [java, "-Xmx768m", "-XX:+UseSerialGC",
                "-Dlog4j.configuration=file:" + LOG4J,
                "-Dmrsparse.stopOnStdinEof=%s" % str(self.stop_with_parent).lower(),
+               "-Dmrsparse.userlogs=" + os.path.join(self.workdir, "logs", "userlogs"),
                "-cp", self.classpath(), MAIN_CLASS,
                "-format", "-nnport", str(p["nn"]), "-nnhttpport", str(p["nnhttp"]),
                "-rmport", str(p["rm"]), "-jhsport", str(p["jhs"]),
@@ -255,25 +259,17 @@ class Cluster:
         with open(os.path.join(self.conf_dir, "hadoop-env.sh"), "w") as f:
             f.write("# written by tests/engines/cluster.py\n"
                     "MRSPARSE_HADOOP_JARS=cluster\n")
-        # mrjob looks for task logs in LOG_DIR/userlogs/APPLICATION/CONTAINER;
-        # each NodeManager keeps them in a dir of its own under target/
-        for i in range(self.nodemanagers):
-            link_dir = os.path.join(self.workdir, "logs", "nm-%d" % i)
-            os.makedirs(link_dir)
-            os.symlink(self._nm_log_dir(i), os.path.join(link_dir, "userlogs"))
-
-    def _nm_log_dir(self, i):
-        found = []
-        for root, dirs, _ in os.walk(os.path.join(self.workdir, "target")):
-            found += [os.path.join(root, d) for d in dirs if d.endswith("-logDir-nm-%d_0" % i)]
-        if len(found) != 1:
-            raise ClusterError("NodeManager %d log dir: found %r" % (i, found))
-        return found[0]
-
-    @property
-    def log_dirs(self):
-        """Dirs holding ``userlogs/`` for mrjob's ``--hadoop-log-dirs``."""
-        return [os.path.join(self.workdir, "logs", "nm-%d" % i) for i in range(self.nodemanagers)]
+        # mrjob looks for task logs in LOG_DIR/userlogs/APPLICATION/CONTAINER:
+        # the wrapper keeps links there (-Dmrsparse.userlogs)
+        self.log_dirs = [os.path.join(self.workdir, "logs")]
+        # mrjob options for this cluster (JSON is YAML too): combine with a
+        # user's conf, e.g. -c examples/conf/hadoop.mrjob.conf -c THIS
+        with open(os.path.join(self.conf_dir, "mrjob.conf"), "w") as f:
+            json.dump({"runners": {"hadoop": {
+                "hadoop_bin": LAUNCHER,
+                "hadoop_streaming_jar": os.path.join(CACHE, "hadoop-streaming.jar"),
+                "hadoop_log_dirs": self.log_dirs}}}, f, indent=2)
+            f.write("\n")
 
     @property
     def env(self):

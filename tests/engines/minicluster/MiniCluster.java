@@ -1,6 +1,15 @@
+import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import org.apache.hadoop.mapreduce.MiniHadoopClusterManager;
 
@@ -18,6 +27,11 @@ import sun.misc.Signal;
  * thread, when a stop is asked for. Arguments are the manager's
  * (-format -nnport P -rmport P -jhsport P -datanodes N -nodemanagers N
  * -writeConfig FILE -writeDetails FILE -D name=value ...).
+ *
+ * With -Dmrsparse.userlogs=DIR it also keeps DIR/APPLICATION/CONTAINER links to
+ * the task logs, which each NodeManager spreads over 4 log dirs under
+ * ./target: one "userlogs" dir, as on a pseudo-distributed Hadoop, where mrjob
+ * finds the error of a failed task (it reads only the first dir that has logs).
  *
  * Exit status: 0 after a clean stop, 1 if the cluster failed to start or to
  * stop, 2 if the manager rejected its arguments.
@@ -64,6 +78,26 @@ public final class MiniCluster {
             watcher.start();
         }
 
+        String userlogs = System.getProperty("mrsparse.userlogs");
+        if (userlogs != null) {
+            Path links = Paths.get(userlogs);
+            Files.createDirectories(links);
+            Thread mirror = new Thread(() -> {
+                while (true) {
+                    try {
+                        linkTaskLogs(Paths.get("target"), links);
+                        Thread.sleep(500);
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (Exception e) {
+                        // a dir removed while listed: try again next time
+                    }
+                }
+            }, "minicluster-userlogs");
+            mirror.setDaemon(true);
+            mirror.start();
+        }
+
         runner.start();
         stop.await();
         System.err.println("MiniCluster: stopping (" + why.get() + ")");
@@ -85,5 +119,41 @@ public final class MiniCluster {
         System.err.println("MiniCluster: stopped");
         // non-daemon threads of HDFS or YARN may linger after stop()
         System.exit(status);
+    }
+
+    /** Links LINKS/application_X/container_Y to each NodeManager log dir's. */
+    static void linkTaskLogs(Path target, Path links) throws IOException {
+        if (!Files.isDirectory(target)) {
+            return;
+        }
+        List<Path> logDirs;
+        try (Stream<Path> found = Files.find(target, 5, (p, a) -> a.isDirectory()
+                && p.getFileName().toString().matches(".*-logDir-nm-\\d+_\\d+"))) {
+            logDirs = found.collect(Collectors.toList());
+        }
+        for (Path logDir : logDirs) {
+            for (Path app : list(logDir, "application_*")) {
+                for (Path container : list(app, "container_*")) {
+                    Path link = links.resolve(app.getFileName().toString())
+                        .resolve(container.getFileName().toString());
+                    if (!Files.exists(link, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                        Files.createDirectories(link.getParent());
+                        Files.createSymbolicLink(link, container.toAbsolutePath());
+                    }
+                }
+            }
+        }
+    }
+
+    static List<Path> list(Path dir, String glob) throws IOException {
+        List<Path> out = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, glob)) {
+            for (Path p : ds) {
+                if (Files.isDirectory(p)) {
+                    out.add(p);
+                }
+            }
+        }
+        return out;
     }
 }
