@@ -397,10 +397,7 @@ def main(argv=None):
         conf = cluster.conf_dir
         print(USAGE.format(seconds=cluster.start_seconds, conf=conf, fs=cluster.fs_uri,
                            launcher=os.path.relpath(LAUNCHER), log=cluster.log_path,
-                           rmweb=cluster.ports["rmweb"], python=_python(),
-                           log_dirs=" ".join("--hadoop-log-dirs %s" % d
-                                             for d in cluster.log_dirs),
-                           jar=os.path.relpath(os.path.join(CACHE, "hadoop-streaming.jar"))),
+                           rmweb=cluster.ports["rmweb"], python=_python()),
               flush=True)
         while True:
             time.sleep(3600)
@@ -436,16 +433,16 @@ USAGE = """
 HDFS + YARN are up (started in {seconds:.0f} s). HDFS: {fs}  YARN web UI: http://localhost:{rmweb}
 Cluster log: {log}
 
-Point Hadoop clients at it with its conf dir:
+Point Hadoop clients at it with its conf dir (the launcher stands in for bin/hadoop):
 
     export HADOOP_CONF_DIR={conf}
     {launcher} fs -ls /
 
-and mrjob's hadoop runner (the launcher stands in for bin/hadoop; task logs for error reports):
+and mrjob's hadoop runner with the mrjob.conf beside it (launcher, streaming
+jar, task logs for error reports), after your own:
 
     HADOOP_CONF_DIR={conf} {python} -m mrjobs.dot_products -r hadoop \\
-        -c examples/conf/hadoop.mrjob.conf --hadoop-bin {launcher} \\
-        --hadoop-streaming-jar {jar} {log_dirs} \\
+        -c examples/conf/hadoop.mrjob.conf -c {conf}/mrjob.conf \\
         --python-bin "$PWD/{python}" -D mapreduce.job.reduces=2 \\
         examples/sample.jsonl --measure cosine --top-k 3
 
