@@ -16,6 +16,7 @@ stopped.  Every run here uses:
 
 Each run costs 1-4 minutes on a 2-core machine, so each test combines cases.
 """
+import getpass
 import os
 import re
 import subprocess
@@ -97,6 +98,20 @@ def test_inverted_index_hdfs_input_example_conf(hadoop_cluster, streaming_jar, t
     check_spread(run, 1)
     check_compressed(run)
     assert "mrsparse: skipped 4 bad input line(s)" in run.log
+    check_quiet(run.log)
+    # the conf's hadoop_tmp_dir, relative: in the user's HDFS home
+    assert "Output directory: hdfs:///user/%s/tmp/mrjob/" % getpass.getuser() in run.log
+
+
+def check_quiet(log):
+    """The launcher shows Hadoop's WARN and above, plus the INFO lines mrjob
+    reads back: not the hundreds of other INFO lines of a job."""
+    for wanted in ("Running job: job_", "The url to track the job: ", " map 100% reduce 100%",
+                   "Output directory: hdfs://", "Counters: "):
+        assert wanted in log, wanted
+    for noise in ("Connecting to ResourceManager", "Total input files to process",
+                  "number of splits:", "Submitting tokens for job", "Got brand-new"):
+        assert noise not in log, noise
 
 
 def test_dot_products_cosine_top_k_max_df_uploaded_input(hadoop_cluster, streaming_jar,
