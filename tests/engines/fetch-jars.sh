@@ -14,7 +14,7 @@
 #    unshaded hadoop-minicluster and its dependencies, listed in
 #    tests/engines/minicluster/pom.xml (~200 jars, ~115 MB), into
 #    $cache/cluster/lib, and MiniCluster.java compiled into $cache/cluster/classes.
-#    Redone when the pom or the wrapper changes (stamp: their checksums).
+#    Each is redone when its source changes (lib.stamp, classes.stamp: checksums).
 #
 # Environment: MRSPARSE_ENGINES_CACHE (default <repo>/.cache/engines),
 #              HADOOP_STREAMING_VERSION (default 3.4.2), MVN (default mvn; may hold options,
@@ -70,10 +70,11 @@ ln -sfn "$(basename "$jar")" "$link"
 if [ -z "${MRSPARSE_NO_CLUSTER:-}" ]; then
     src="$here/minicluster"
     cluster="$cache/cluster"
-    stamp="$(cksum < "$src/pom.xml") $(cksum < "$src/MiniCluster.java")"
-    if [ ! -f "$cluster/stamp" ] || [ "$(cat "$cluster/stamp")" != "$stamp" ]; then
+    mkdir -p "$cluster"
+    lib_stamp="$(cksum < "$src/pom.xml")"
+    if [ ! -f "$cluster/lib.stamp" ] || [ "$(cat "$cluster/lib.stamp")" != "$lib_stamp" ]; then
         echo "fetching the test cluster's jars (hadoop-minicluster, ~115 MB) into $cluster" >&2
-        mkdir -p "$cluster"
+        rm -f "$cluster/classes.stamp"
         tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
         # shellcheck disable=SC2086
         $mvn -B -q -f "$src/pom.xml" dependency:copy-dependencies \
@@ -81,14 +82,22 @@ if [ -z "${MRSPARSE_NO_CLUSTER:-}" ]; then
         ls "$tmp/lib" > "$tmp/jars.txt"
         grep -q '^hadoop-mapreduce-client-jobclient-.*-tests\.jar$' "$tmp/jars.txt" \
             || { echo "fetch-jars.sh: no hadoop-mapreduce-client-jobclient tests jar" >&2; exit 1; }
-        mkdir "$tmp/classes"
-        # -XDignore.symbol.file: sun.misc.Signal is what stops the cluster cleanly
-        "$javac" -XDignore.symbol.file -nowarn -d "$tmp/classes" -cp "$tmp/lib/*" \
-            "$src/MiniCluster.java" >&2
-        rm -rf "$cluster/lib" "$cluster/classes"
-        mv "$tmp/lib" "$tmp/classes" "$cluster/"
-        echo "$stamp" > "$cluster/stamp"
+        rm -rf "$cluster/lib"
+        mv "$tmp/lib" "$cluster/lib"
+        echo "$lib_stamp" > "$cluster/lib.stamp"
         rm -rf "$tmp"; tmp=""
+    fi
+    classes_stamp="$(cksum < "$src/MiniCluster.java")"
+    if [ ! -f "$cluster/classes.stamp" ] \
+            || [ "$(cat "$cluster/classes.stamp")" != "$classes_stamp" ]; then
+        tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
+        # -XDignore.symbol.file: sun.misc.Signal is what stops the cluster cleanly
+        "$javac" -XDignore.symbol.file -nowarn -d "$tmp" -cp "$cluster/lib/*" \
+            "$src/MiniCluster.java" >&2
+        rm -rf "$cluster/classes"
+        mv "$tmp" "$cluster/classes"
+        tmp=""
+        echo "$classes_stamp" > "$cluster/classes.stamp"
     fi
 fi
 echo "$link"

@@ -2,6 +2,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -28,8 +29,8 @@ import sun.misc.Signal;
  * (-format -nnport P -rmport P -jhsport P -datanodes N -nodemanagers N
  * -writeConfig FILE -writeDetails FILE -D name=value ...).
  *
- * With -Dmrsparse.userlogs=DIR it also keeps DIR/APPLICATION/CONTAINER links to
- * the task logs, which each NodeManager spreads over 4 log dirs under
+ * With -Dmrsparse.userlogs=DIR it also keeps DIR/APPLICATION/CONTAINER/FILE
+ * links to the task logs, which each NodeManager spreads over 4 log dirs under
  * ./target: one "userlogs" dir, as on a pseudo-distributed Hadoop, where mrjob
  * finds the error of a failed task (it reads only the first dir that has logs).
  *
@@ -121,7 +122,12 @@ public final class MiniCluster {
         System.exit(status);
     }
 
-    /** Links LINKS/application_X/container_Y to each NodeManager log dir's. */
+    /**
+     * Links LINKS/application_X/container_Y/FILE to the task log files. A
+     * NodeManager makes a dir for each container in each of its log dirs and
+     * writes each file (stderr, syslog, ...) in one of them: files are linked,
+     * not dirs, and a file is linked where it is first seen.
+     */
     static void linkTaskLogs(Path target, Path links) throws IOException {
         if (!Files.isDirectory(target)) {
             return;
@@ -132,24 +138,28 @@ public final class MiniCluster {
             logDirs = found.collect(Collectors.toList());
         }
         for (Path logDir : logDirs) {
-            for (Path app : list(logDir, "application_*")) {
-                for (Path container : list(app, "container_*")) {
-                    Path link = links.resolve(app.getFileName().toString())
+            for (Path app : list(logDir, "application_*", true)) {
+                for (Path container : list(app, "container_*", true)) {
+                    Path dir = links.resolve(app.getFileName().toString())
                         .resolve(container.getFileName().toString());
-                    if (!Files.exists(link, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                        Files.createDirectories(link.getParent());
-                        Files.createSymbolicLink(link, container.toAbsolutePath());
+                    for (Path file : list(container, "*", false)) {
+                        Path link = dir.resolve(file.getFileName().toString());
+                        if (!Files.exists(link, LinkOption.NOFOLLOW_LINKS)) {
+                            Files.createDirectories(dir);
+                            Files.createSymbolicLink(link, file.toAbsolutePath());
+                        }
                     }
                 }
             }
         }
     }
 
-    static List<Path> list(Path dir, String glob) throws IOException {
+    /** The dirs (or the regular files) in DIR whose names match GLOB. */
+    static List<Path> list(Path dir, String glob, boolean dirs) throws IOException {
         List<Path> out = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, glob)) {
             for (Path p : ds) {
-                if (Files.isDirectory(p)) {
+                if (dirs ? Files.isDirectory(p) : Files.isRegularFile(p)) {
                     out.add(p);
                 }
             }
