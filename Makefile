@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install engines test test-fast test-purepython test-versions run bench lint clean vectors FORCE
+.PHONY: install engines cluster test test-fast test-purepython test-versions run bench lint clean vectors FORCE
 
 # .venv belongs to the Python it was built with: when PYTHON is another one
 # (make test PYTHON=python3.12), .venv is rebuilt rather than silently reused.
@@ -58,9 +58,16 @@ $(RUN_STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.
 	touch $@
 
 # Real Hadoop Streaming runs on pyspark's Hadoop client jars (installed above)
-# plus the hadoop-streaming jar from Maven Central, cached in .cache/engines.
+# plus the hadoop-streaming jar from Maven Central, cached in .cache/engines;
+# the test cluster (HDFS + YARN) on hadoop-minicluster's jars from Maven Central
+# (.cache/engines/cluster, with its stop-on-signal wrapper compiled by javac).
 engines: install
 	tests/engines/fetch-jars.sh
+
+# a pseudo-distributed Hadoop (HDFS + YARN, 2 NodeManagers) in the foreground
+# until Ctrl-C; prints how to point mrjob at it
+cluster: engines
+	$(PY) -m tests.engines.cluster
 
 test: install engines
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -16,7 +16,7 @@ from tests.engines.support import (
     COMMON, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, mrsparse_counters, run_cli, spark_args)
 from tests.jobs_helpers import assert_scores_close
 
-#: the fixtures (streaming_jar, numpy_only_python, corpus_files, ...)
+#: the fixtures (streaming_jar, task_python, corpus_files, ...)
 pytest_plugins = ["tests.engines.fixtures"]
 pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("engine_env")]
 

@@ -1,8 +1,9 @@
 """The jobs ship mrcodecs and mrjobs to their tasks themselves (mrsparse.zip
-in mrjob's py_files): a task interpreter with numpy alone runs them.
+in mrjob's py_files): a task interpreter with the jobs' requirements alone
+(numpy, scipy) runs them.
 
 The interpreter is a real, separate virtualenv (``python -m venv`` + ``pip
-install numpy``, cached in .cache/numpy-only-venv).  The same shipping on
+install numpy scipy``, cached in .cache/task-venv).  The same shipping on
 real Hadoop is tested in tests/test_engine_hadoop.py.
 """
 import logging
@@ -19,7 +20,7 @@ from mrjobs.testing import run_job
 from tests.engines.support import mrsparse_counters
 from tests.jobs_helpers import assert_scores_close
 
-#: the fixtures (streaming_jar, numpy_only_python, corpus_files, ...)
+#: the fixtures (streaming_jar, task_python, corpus_files, ...)
 pytest_plugins = ["tests.engines.fixtures"]
 pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("engine_env")]
 
@@ -33,9 +34,9 @@ def test_zip_holds_both_packages_and_no_extension():
     assert not [n for n in names if n.endswith((".so", ".pyc"))]
 
 
-def test_local_runner_with_numpy_only_python(corpus_files, numpy_only_python):
+def test_local_runner_with_task_python(corpus_files, task_python):
     corpus, _ = corpus_files
-    run = run_job(MRSparseDotProducts, None, ARGS + ["--python-bin", numpy_only_python],
+    run = run_job(MRSparseDotProducts, None, ARGS + ["--python-bin", task_python],
                   runner="local", input_paths=[corpus])
     inline = run_job(MRSparseDotProducts, None, ARGS, input_paths=[corpus])
     assert len(inline.output) > 100
@@ -43,7 +44,7 @@ def test_local_runner_with_numpy_only_python(corpus_files, numpy_only_python):
     assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
 
 
-def test_without_the_zip_the_tasks_fail(corpus_files, numpy_only_python, monkeypatch,
+def test_without_the_zip_the_tasks_fail(corpus_files, task_python, monkeypatch,
                                         caplog):
     # the control: the same run without mrsparse.zip cannot import our packages,
     # so it is the zip (not some path on the machine) that makes the run work
@@ -51,6 +52,6 @@ def test_without_the_zip_the_tasks_fail(corpus_files, numpy_only_python, monkeyp
     corpus, _ = corpus_files
     caplog.set_level(logging.INFO, logger="mrjob")
     with pytest.raises(StepFailedException):
-        run_job(MRSparseDotProducts, None, ARGS + ["--python-bin", numpy_only_python],
+        run_job(MRSparseDotProducts, None, ARGS + ["--python-bin", task_python],
                 runner="local", input_paths=[corpus])
     assert re.search(r"ModuleNotFoundError: No module named 'mr(codecs|jobs)'", caplog.text)

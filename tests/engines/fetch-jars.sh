@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Fetch the jars tests/engines/hadoop needs beyond pyspark's own, from Maven
-# Central, into the engines cache. Idempotent: does nothing if they are there.
+# Fetch the jars of the real-engine tests from Maven Central into the engines
+# cache, and compile the test cluster's wrapper. Idempotent: does nothing for
+# what is already there and up to date. Prints the streaming jar's path last.
 #
-# Only hadoop-streaming is fetched, alone (its Hadoop dependencies are
-# `provided`): the Hadoop client classes come from pyspark's jars/ dir
-# (pyspark 4.3.0 bundles hadoop-client-api/-runtime 3.5.0), so
-# `pip install pyspark` is the other half of the install.
-#
-# hadoop-streaming 3.5.0 is not served by the Maven Central reachable here
-# (only 3.4.2 was, of 3.3.6/3.4.0-3.4.3/3.5.0); the 3.4.2 streaming jar runs
-# fine on the 3.5.0 client jars.
+# 1. hadoop-streaming, alone (its Hadoop dependencies are `provided`): for
+#    Hadoop's local mode the client classes come from pyspark's jars/ dir
+#    (pyspark 4.3.0 bundles hadoop-client-api/-runtime 3.5.0), so
+#    `pip install pyspark` is the other half of the install.
+#    hadoop-streaming 3.5.0 is not served by the Maven Central reachable here
+#    (only 3.4.2 was, of 3.3.6/3.4.0-3.4.3/3.5.0); the 3.4.2 streaming jar runs
+#    fine on the 3.5.0 client jars and on the 3.5.0 cluster.
+# 2. The test cluster (tests/engines/cluster.py: HDFS + YARN in one JVM): the
+#    unshaded hadoop-minicluster and its dependencies, listed in
+#    tests/engines/minicluster/pom.xml (~200 jars, ~115 MB), into
+#    $cache/cluster/lib, and MiniCluster.java compiled into $cache/cluster/classes.
+#    Each is redone when its source changes (lib.stamp, classes.stamp: checksums).
 #
 # Environment: MRSPARSE_ENGINES_CACHE (default <repo>/.cache/engines),
 #              HADOOP_STREAMING_VERSION (default 3.4.2), MVN (default mvn; may hold options,
-#              e.g. MVN='mvn -Dmaven.repo.local=/some/dir').
+#              e.g. MVN='mvn -Dmaven.repo.local=/some/dir'), JAVAC (default javac),
+#              MRSPARSE_NO_CLUSTER=1 skips step 2.
 set -euo pipefail
 
 here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
@@ -21,24 +27,77 @@ repo="$(cd "$here/../.." && pwd)"
 cache="${MRSPARSE_ENGINES_CACHE:-$repo/.cache/engines}"
 version="${HADOOP_STREAMING_VERSION:-3.4.2}"
 mvn="${MVN:-mvn}"
+javac="${JAVAC:-javac}"
+
+# jar_has JAR ENTRY: is ENTRY in JAR? The listing goes to a file first: with
+# `unzip -l | grep -q` under pipefail, grep exits at the first match, unzip
+# gets SIGPIPE, and the check fails at random.
+jar_has() {
+    local listing rc=0
+    listing="$(mktemp "${TMPDIR:-/tmp}/mrsparse-jar-list.XXXXXX")"
+    unzip -l "$1" > "$listing" 2>/dev/null || rc=$?
+    if [ "$rc" -eq 0 ] && grep -qF "$2" "$listing"; then rc=0; else rc=1; fi
+    rm -f "$listing"
+    return "$rc"
+}
+
+if [ "${1:-}" = "--check-jar" ]; then    # for the tests: fetch-jars.sh --check-jar JAR ENTRY
+    jar_has "$2" "$3"
+    exit
+fi
 
 jar="$cache/hadoop-streaming-$version.jar"
 link="$cache/hadoop-streaming.jar"   # stable name for --hadoop-streaming-jar
+tmp=""
+trap '[ -z "$tmp" ] || rm -rf "$tmp"' EXIT
 
 mkdir -p "$cache"
 if [ ! -s "$jar" ]; then
     echo "fetching org.apache.hadoop:hadoop-streaming:$version into $cache" >&2
     tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
-    trap 'rm -rf "$tmp"' EXIT
     # shellcheck disable=SC2086  # MVN may carry options
     $mvn -B -q dependency:copy \
         "-Dartifact=org.apache.hadoop:hadoop-streaming:$version:jar" \
         "-DoutputDirectory=$tmp" >&2
     # check it is a real jar with the streaming main class before keeping it
-    unzip -l "$tmp/hadoop-streaming-$version.jar" \
-        | grep -q 'org/apache/hadoop/streaming/HadoopStreaming.class' \
+    jar_has "$tmp/hadoop-streaming-$version.jar" 'org/apache/hadoop/streaming/HadoopStreaming.class' \
         || { echo "fetch-jars.sh: downloaded jar looks wrong" >&2; exit 1; }
     mv "$tmp/hadoop-streaming-$version.jar" "$jar"
+    rm -rf "$tmp"; tmp=""
 fi
 ln -sfn "$(basename "$jar")" "$link"
+
+if [ -z "${MRSPARSE_NO_CLUSTER:-}" ]; then
+    src="$here/minicluster"
+    cluster="$cache/cluster"
+    mkdir -p "$cluster"
+    lib_stamp="$(cksum < "$src/pom.xml")"
+    if [ ! -f "$cluster/lib.stamp" ] || [ "$(cat "$cluster/lib.stamp")" != "$lib_stamp" ]; then
+        echo "fetching the test cluster's jars (hadoop-minicluster, ~115 MB) into $cluster" >&2
+        rm -f "$cluster/classes.stamp"
+        tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
+        # shellcheck disable=SC2086
+        $mvn -B -q -f "$src/pom.xml" dependency:copy-dependencies \
+            -DincludeScope=runtime "-DoutputDirectory=$tmp/lib" >&2
+        ls "$tmp/lib" > "$tmp/jars.txt"
+        grep -q '^hadoop-mapreduce-client-jobclient-.*-tests\.jar$' "$tmp/jars.txt" \
+            || { echo "fetch-jars.sh: no hadoop-mapreduce-client-jobclient tests jar" >&2; exit 1; }
+        rm -rf "$cluster/lib"
+        mv "$tmp/lib" "$cluster/lib"
+        echo "$lib_stamp" > "$cluster/lib.stamp"
+        rm -rf "$tmp"; tmp=""
+    fi
+    classes_stamp="$(cksum < "$src/MiniCluster.java")"
+    if [ ! -f "$cluster/classes.stamp" ] \
+            || [ "$(cat "$cluster/classes.stamp")" != "$classes_stamp" ]; then
+        tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
+        # -XDignore.symbol.file: sun.misc.Signal is what stops the cluster cleanly
+        "$javac" -XDignore.symbol.file -nowarn -d "$tmp" -cp "$cluster/lib/*" \
+            "$src/MiniCluster.java" >&2
+        rm -rf "$cluster/classes"
+        mv "$tmp" "$cluster/classes"
+        tmp=""
+        echo "$classes_stamp" > "$cluster/classes.stamp"
+    fi
+fi
 echo "$link"

@@ -1,14 +1,18 @@
 """Fixtures of the real-engine tests, loaded by the test modules with
 ``pytest_plugins = ["tests.engines.fixtures"]`` (helpers: :mod:`tests.engines.support`)."""
+import getpass
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 
-from tests.engines.support import (CACHE, FETCH, NUMPY_VENV, PYTHON, clean_env, probe,
-                                   write_engine_corpus)
+from tests.engines.cluster import Cluster, hadoop
+from tests.engines.support import (CACHE, FETCH, PROBED, PYTHON, TASK_VENV,
+                                   TASK_VENV_PACKAGES, clean_env, probe, write_engine_corpus)
 
 
 @pytest.fixture(scope="session")
@@ -47,19 +51,76 @@ def corpus_files(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def numpy_only_python():
-    """The python of a real, separate virtualenv with numpy and nothing else of
-    ours (no mrjob, no mrsparse): what a cluster node has.  Built once with
-    ``python -m venv`` + ``pip install numpy`` and reused while it works."""
-    python = os.path.join(NUMPY_VENV, "bin", "python")
-    want = {"numpy": True, "mrjob": False, "mrcodecs": False, "mrjobs": False}
+def task_python():
+    """The python of a real, separate virtualenv with the jobs' task
+    requirements (numpy and scipy) and nothing else of ours (no mrjob, no
+    mrsparse): what a cluster node has.  Built once with ``python -m venv`` +
+    ``pip install numpy scipy`` and reused while it has exactly that."""
+    python = os.path.join(TASK_VENV, "bin", "python")
+    want = {m: m in TASK_VENV_PACKAGES for m in PROBED}
     if probe(python) != want:
-        shutil.rmtree(NUMPY_VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", NUMPY_VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        "numpy"], check=True, env=clean_env())
+        shutil.rmtree(TASK_VENV, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", TASK_VENV], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+                       + list(TASK_VENV_PACKAGES), check=True, env=clean_env())
     found = probe(python)
-    assert found == want, "numpy-only venv %s can import: %s" % (NUMPY_VENV, found)
+    assert found == want, "task venv %s can import: %s" % (TASK_VENV, found)
     return python
 
 
+# -- the HDFS + YARN cluster ----------------------------------------------------
+
+def _raise_interrupt(signum, _frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+@pytest.fixture(scope="session")
+def hadoop_cluster(tmp_path_factory, streaming_jar):
+    """A running pseudo-distributed Hadoop (HDFS + YARN with 2 NodeManagers,
+    :class:`tests.engines.cluster.Cluster`), started once per test session.
+
+    It is always stopped: at the end of the session, after a failed test, on
+    Ctrl-C (pytest tears fixtures down), on SIGTERM or SIGHUP (turned into a
+    KeyboardInterrupt while the cluster runs), and if this process is killed
+    outright (the cluster watches its stdin pipe).  Teardown fails if any of
+    its processes is still alive afterwards."""
+    cluster = Cluster(str(tmp_path_factory.mktemp("cluster")), nodemanagers=2)
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            saved[s] = signal.signal(s, _raise_interrupt)
+    try:
+        cluster.start()
+        hadoop(cluster, "fs", "-mkdir", "-p", "/user/%s" % getpass.getuser(), "/data")
+        yield cluster
+    finally:
+        try:
+            cluster.stop()
+        finally:
+            for s, handler in saved.items():
+                signal.signal(s, handler)
+    print("\ncluster: started in %.0f s, stopped in %.0f s (%s)" % (
+        cluster.start_seconds or -1, cluster.stop_seconds,
+        "cleanly" if cluster.stopped_cleanly else "killed"))
+    assert not cluster.processes(), "cluster processes left: %r" % cluster.processes()
+    assert cluster.stopped_cleanly, "the cluster did not stop by itself:\n%s" % (
+        cluster.log_tail())
+    assert not cluster.leftovers, "processes killed after the stop: %r" % cluster.leftovers
+
+
+@pytest.fixture(scope="module")
+def cluster_env(hadoop_cluster, engine_env):
+    """The environment of a client of the cluster (HADOOP_CONF_DIR, JAVA_HOME)."""
+    mp = pytest.MonkeyPatch()
+    for name, value in hadoop_cluster.env.items():
+        mp.setenv(name, value)
+    yield hadoop_cluster
+    mp.undo()
+
+
+@pytest.fixture(scope="session")
+def hdfs_corpus(hadoop_cluster, corpus_files):
+    """The engine corpus on the cluster's HDFS: its ``hdfs:///`` URI."""
+    corpus, _ = corpus_files
+    hadoop(hadoop_cluster, "fs", "-put", corpus, "/data/corpus.jsonl")
+    return "hdfs:///data/corpus.jsonl"

@@ -8,8 +8,8 @@ Environment
 -----------
 MRSPARSE_ENGINES_CACHE
     where ``fetch-jars.sh`` keeps the streaming jar (default ``<repo>/.cache/engines``)
-MRSPARSE_NUMPY_VENV
-    the numpy-only virtualenv (default ``<repo>/.cache/numpy-only-venv``)
+MRSPARSE_TASK_VENV
+    the task virtualenv, numpy and scipy only (default ``<repo>/.cache/task-venv``)
 """
 import io
 import json
@@ -28,8 +28,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 LAUNCHER = os.path.join(HERE, "hadoop")
 FETCH = os.path.join(HERE, "fetch-jars.sh")
 CACHE = os.environ.get("MRSPARSE_ENGINES_CACHE") or os.path.join(REPO, ".cache", "engines")
-NUMPY_VENV = os.environ.get("MRSPARSE_NUMPY_VENV") or os.path.join(
-    REPO, ".cache", "numpy-only-venv")
+TASK_VENV = os.environ.get("MRSPARSE_TASK_VENV") or os.path.join(REPO, ".cache", "task-venv")
+#: what the task virtualenv has: a cluster node's Python with the jobs'
+#: requirements only (mrjob and mrsparse travel with each job)
+TASK_VENV_PACKAGES = ("numpy", "scipy")
 EXAMPLE_CONF = os.path.join(REPO, "examples", "conf")
 
 #: the interpreter running the tests; absolute, not resolved (it is a venv's)
@@ -114,17 +116,21 @@ def write_engine_corpus(directory):
     return corpus_path, queries_path
 
 
-# -- the numpy-only interpreter -------------------------------------------------
+# -- the task interpreter -------------------------------------------------------
 
 def clean_env():
     """os.environ without PYTHONPATH and PYTHONHOME."""
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
 
 
+#: modules whose presence :func:`probe` reports
+PROBED = TASK_VENV_PACKAGES + ("mrjob", "mrcodecs", "mrjobs")
+
+
 def probe(python):
-    """Which of numpy, mrjob, mrcodecs, mrjobs ``python`` can import (from /)."""
+    """Which of :data:`PROBED` ``python`` can import (from /): {name: bool}."""
     code = ("import importlib.util as u, json; print(json.dumps({m: u.find_spec(m) is not "
-            "None for m in ('numpy', 'mrjob', 'mrcodecs', 'mrjobs')}))")
+            "None for m in %r}))" % (PROBED,))
     try:
         out = subprocess.run([python, "-c", code], cwd="/", env=clean_env(), check=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -1,0 +1,198 @@
+"""The jobs on a real pseudo-distributed Hadoop: HDFS (NameNode + DataNode) and
+YARN (ResourceManager + 2 NodeManagers, MapReduce tasks in containers), through
+mrjob's hadoop runner used unchanged, against the inline runner.
+
+The cluster (tests/engines/cluster.py) starts once per session and is always
+stopped.  Every run here uses:
+
+- a task interpreter with numpy and scipy only (``--python-bin``): mrjob and
+  mrsparse travel with the job;
+- 3 reducers and at least 3 map tasks per step (``mapreduce.job.maps=4`` is
+  Hadoop Streaming's split-size knob: its input format cuts each input into
+  about that many splits), so binary keys are partitioned, and sorted runs
+  from several maps merged, across two NodeManagers;
+- ``examples/conf/hadoop.mrjob.conf`` where a user would use it (map-output
+  compression with its codec, container sizes, HDFS tmp dir).
+
+Each run costs 1-4 minutes on a 2-core machine, so each test combines cases.
+"""
+import getpass
+import os
+import re
+import subprocess
+import uuid
+
+import pytest
+
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.inverted_index import MRInvertedIndex
+from mrjobs.testing import run_job
+from tests.engines.cluster import hadoop
+from tests.engines.support import (
+    BAD_LINES, COMMON, EXAMPLE_CONF, LAUNCHER, MAX_DF, PYTHON, REPO, TRICKY_DOCS,
+    TRICKY_FEATURES, clean_env, mrsparse_counters, run_cli)
+from tests.jobs_helpers import assert_scores_close
+
+#: the fixtures (hadoop_cluster, task_python, corpus_files, ...)
+pytest_plugins = ["tests.engines.fixtures"]
+pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("cluster_env")]
+
+HADOOP_CONF = os.path.join(EXAMPLE_CONF, "hadoop.mrjob.conf")
+#: several maps and reducers per step
+SPREAD = ["-D", "mapreduce.job.reduces=3", "-D", "mapreduce.job.maps=4"]
+
+
+def cluster_args(cluster, jar, python_bin, conf=HADOOP_CONF):
+    """mrjob options of a run on the cluster: what a user passes, plus where
+    the NodeManagers keep task logs (for mrjob's report of a failed task)."""
+    args = ["-c", conf] if conf else ["--no-conf"]
+    args += ["-r", "hadoop", "--hadoop-bin", LAUNCHER, "--hadoop-streaming-jar", jar,
+             "--python-bin", python_bin]
+    for d in cluster.log_dirs:
+        args += ["--hadoop-log-dirs", d]
+    return args + SPREAD
+
+
+def group(step, name):
+    """A counter group of one step (Hadoop writes some names with a trailing space)."""
+    (found,) = [names for g, names in step.items() if g.strip() == name]
+    return found
+
+
+def check_spread(run, steps):
+    """Every step ran >= 3 map tasks and 3 reduce tasks, on YARN."""
+    assert len(run.step_counters) == steps
+    for n, step in enumerate(run.step_counters):
+        job = group(step, "Job Counters")
+        assert job["Launched map tasks"] >= 3, (n, job)
+        assert job["Launched reduce tasks"] == 3, (n, job)
+    assert "Submitted application application_" in run.log      # YARN, not local mode
+    assert "hdfs://" in run.log or "hdfs:///" in run.log
+
+
+def check_compressed(run):
+    """Map output went through the example conf's codec: what was written for
+    the shuffle (materialized) is smaller than the records themselves."""
+    for step in run.step_counters:
+        mr = group(step, "Map-Reduce Framework")
+        assert mr["Map output materialized bytes"] < mr["Map output bytes"], mr
+
+
+def check_same_neighbours(got, want):
+    assert_scores_close(got, want, rtol=1e-12)
+    for k, row in want.items():               # same order: best first, ties by UUID
+        assert list(got[k]) == list(row), k
+
+
+def test_inverted_index_hdfs_input_example_conf(hadoop_cluster, streaming_jar, task_python,
+                                                hdfs_corpus, corpus_files):
+    corpus, _ = corpus_files
+    args = ["--output-format", "compact"]
+    run = run_cli(MRInvertedIndex, cluster_args(hadoop_cluster, streaming_jar, task_python)
+                  + args + [hdfs_corpus])
+    inline = run_job(MRInvertedIndex, None, args, input_paths=[corpus])
+    # binary records, TAB/LF/CR escaped in keys and values: byte for byte
+    assert run.lines == inline.lines
+    assert set(TRICKY_FEATURES) | {COMMON} <= {f.bytes for f, _ in run.output}
+    assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
+    check_spread(run, 1)
+    check_compressed(run)
+    assert "mrsparse: skipped 4 bad input line(s)" in run.log
+    check_quiet(run.log)
+    # the conf's hadoop_tmp_dir, relative: in the user's HDFS home
+    assert "Output directory: hdfs:///user/%s/tmp/mrjob/" % getpass.getuser() in run.log
+
+
+def check_quiet(log):
+    """The launcher shows Hadoop's WARN and above, plus the INFO lines mrjob
+    reads back: not the hundreds of other INFO lines of a job."""
+    for wanted in ("Running job: job_", "The url to track the job: ", " map 100% reduce 100%",
+                   "Output directory: hdfs://", "Counters: "):
+        assert wanted in log, wanted
+    for noise in ("Connecting to ResourceManager", "Total input files to process",
+                  "number of splits:", "Submitting tokens for job", "Got brand-new"):
+        assert noise not in log, noise
+
+
+def test_dot_products_cosine_top_k_max_df_uploaded_input(hadoop_cluster, streaming_jar,
+                                                         task_python, corpus_files):
+    # a local input file: mrjob uploads it to HDFS itself
+    corpus, _ = corpus_files
+    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF)]
+    run = run_cli(MRSparseDotProducts, cluster_args(hadoop_cluster, streaming_jar, task_python)
+                  + args + [corpus])
+    inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
+    got, want = dict(run.output), dict(inline.output)
+    assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= set(want)
+    assert len(want) > 200 and all(len(row) <= 3 for row in got.values())
+    check_same_neighbours(got, want)
+    check_spread(run, len(run.step_counters))
+    assert len(run.step_counters) >= 2
+    check_compressed(run)
+    # the counters, read back by mrjob from the cluster: equal to inline's ...
+    assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
+    bad = run.counters["mrsparse input"]
+    assert {name: bad.get(name) for name in BAD_LINES} == {
+        name: len(lines) for name, lines in BAD_LINES.items()}
+    assert run.counters["mrsparse df-cut"]["features dropped"] == 1
+    # ... and in what the user sees
+    assert "\t\tfeatures dropped=1\n" in run.log
+    assert "mrsparse: skipped 4 bad input line(s)" in run.log
+    assert "mrsparse: --max-df dropped 1 feature(s)" in run.log
+    # mrjob uploaded the local input: the first step's maps read it from HDFS
+    fs = group(run.step_counters[0], "File System Counters")
+    assert fs["HDFS: Number of bytes read"] >= os.path.getsize(corpus), fs
+
+
+def test_dot_products_default_options_hdfs_input_and_output(hadoop_cluster, streaming_jar,
+                                                            task_python, hdfs_corpus,
+                                                            corpus_files):
+    # the job's defaults; no mrjob.conf (no map-output compression); input and
+    # output on HDFS, the output read back with --cat-output
+    corpus, _ = corpus_files
+    out = "hdfs:///out/default"
+    run = run_cli(MRSparseDotProducts, cluster_args(
+        hadoop_cluster, streaming_jar, task_python, conf=None)
+        + ["--output-dir", out, "--cat-output", hdfs_corpus])
+    inline = run_job(MRSparseDotProducts, None, (), input_paths=[corpus])
+    got, want = dict(run.output), dict(inline.output)
+    assert len(want) > 200
+    check_same_neighbours(got, want)
+    check_spread(run, len(run.step_counters))
+    assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
+    # a complete output: a part file per reducer and the commit marker
+    listing = hadoop(hadoop_cluster, "fs", "-ls", "-C", out).stdout.split()
+    names = sorted(os.path.basename(p) for p in listing)
+    assert names == ["_SUCCESS", "part-00000", "part-00001", "part-00002"], names
+
+
+def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streaming_jar,
+                                                         task_python, hdfs_corpus):
+    # the command line itself (python -m ...): its exit status and its stderr
+    out = "/out/strict"
+    env = dict(clean_env(), **hadoop_cluster.env)
+    env["MRSPARSE_PYTHON"] = PYTHON
+    cmd = [PYTHON, "-m", "mrjobs.inverted_index"] + cluster_args(
+        hadoop_cluster, streaming_jar, task_python) + [
+        "-D", "mapreduce.map.maxattempts=1",    # no retries of the failing map
+        "--strict", "--output-dir", "hdfs://" + out, hdfs_corpus]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=900)
+    err = proc.stderr
+    shown = err[:3000] + "\n[...]\n" + err[-6000:]
+    assert proc.returncode == 1, shown
+    assert proc.stdout == ""
+    assert "Step 1 of 1 failed" in err, shown
+    # the task's own error, which mrjob found in the NodeManagers' task logs
+    # and shows as the cause: the file, the line, the kind, the line itself
+    assert "Probable cause of failure" in err, shown
+    m = re.search(r"mrjobs\.parsing\.InputError: hdfs://localhost:\d+/data/corpus\.jsonl, "
+                  r"line (\d+) of this task's input split: ([a-zA-Z ]+): .*\(line: b'(.*)'\)",
+                  err)
+    assert m, shown
+    kind, line = m.group(2), m.group(3)
+    assert any(bad.startswith(line) for bad in BAD_LINES[kind]), (kind, line)
+    assert int(m.group(1)) < 100     # a line of one split of about 90 lines
+    # nothing half-written: no part file, no commit marker, no temporary dir
+    ls = hadoop(hadoop_cluster, "fs", "-ls", "-R", out, check=False)
+    assert ls.returncode != 0 or not ls.stdout.strip(), ls.stdout
