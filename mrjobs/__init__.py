@@ -6,9 +6,10 @@ Python 3.11 deprecates; the import below takes their DeprecationWarnings once,
 quietly, so that a user's own test run (pytest turns warnings on) does not
 show them for code that is not theirs.
 """
+import importlib
 import warnings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
-    import mrjob.util  # noqa: F401  (imports pipes and distutils.spawn)
-    import mrjob.compat  # noqa: F401  (imports distutils.version)
+    importlib.import_module("mrjob.util")  # imports pipes and distutils.spawn
+    importlib.import_module("mrjob.compat")  # imports distutils.version

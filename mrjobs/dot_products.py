@@ -26,10 +26,12 @@ Steps
     The reducer of a vector joins its partial rows, keeps the ``--top-k``
     best (score descending, ties by smaller UUID) and writes the output line.
 """
+import argparse
 import fnmatch
 import glob
 import logging
 import os
+from urllib.parse import urlsplit
 
 import numpy as np
 from mrjob.step import MRStep
@@ -88,6 +90,10 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
                  "directory or a glob; same formats as INPUT) and those in INPUT; output "
                  "lines are keyed by the query vectors. Map tasks tell query files by "
                  "their whole path; a file that is both an input and a query is refused.")
+        # set by the launcher: how map tasks recognise query files (by whole
+        # path, or by file name where mrjob uploads local files to the cluster)
+        self.add_passthru_arg("--queries-match", choices=("path", "name"), default="path",
+                              help=argparse.SUPPRESS)
         self.add_passthru_arg(
             "--strategy", choices=sorted(STRATEGIES), default="blocks",
             help="'blocks' (default): reducers multiply blocks of whole vectors with "
@@ -133,12 +139,17 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         if o.queries:
             inputs = list(kwargs["input_paths"]) or ["-"]
             if "://" not in o.queries:
-                # tasks compare whole paths: give them the absolute one
+                # tasks compare whole paths: give them the absolute one; where
+                # mrjob uploads local files (hadoop, emr, dataproc), only the
+                # file name survives
                 absolute = os.path.abspath(o.queries)
+                by_name = self._runner_class().alias not in ("inline", "local", "spark")
                 extra = list(kwargs["extra_args"])
                 extra[extra.index("--queries") + 1] = absolute
+                if by_name and "--queries-match" not in extra:
+                    extra += ["--queries-match", "name"]
                 kwargs["extra_args"] = extra
-                _refuse_overlap(inputs, absolute)
+                _refuse_overlap(inputs, absolute, by_name)
                 o.queries = absolute
             kwargs["input_paths"] = inputs + [o.queries]
         if o.strategy == "blocks":
@@ -226,7 +237,17 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
             raise ValueError("--queries needs to know each map task's input file, but "
                              "$mapreduce_map_input_file is not set (on Spark, pass "
                              "--emulate-map-input-file)")
+        if self.options.queries_match == "name":
+            return os.path.basename(_split_path(path)[2]) in self._query_names()
         return is_query_path(path, q)
+
+    def _query_names(self):
+        names = getattr(self, "_query_names_cache", None)
+        if names is None:
+            q = self.options.queries
+            names = self._query_names_cache = {os.path.basename(f) for f in _local_files(q)} \
+                or {os.path.basename(q.rstrip("/"))}
+        return names
 
     def mapper_vectors_init(self):
         self._task_init()
@@ -337,33 +358,35 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         yield doc, Stripe(ids[order], sc[order])
 
 
-def _strip_file_uri(path):
-    if path.startswith("file://"):
-        path = path[len("file://"):]
-        if not path.startswith("/"):  # file://host/path
-            path = "/" + path.split("/", 1)[-1]
-    return path
+def _split_path(path):
+    """(scheme, authority, path) of a path or URI; plain paths and ``file:``
+    URIs (``file:/p``, ``file:///p``, ``file://host/p``) are scheme ``file``."""
+    parts = urlsplit(path)
+    scheme = parts.scheme or "file"
+    if scheme == "file":
+        return "file", "", parts.path or "/"
+    return scheme, parts.netloc, parts.path or "/"
 
 
 def is_query_path(path, queries):
     """True if the input file ``path`` (as a task sees it) is one of the query
-    files named by ``queries`` (a file, a directory or a glob, by whole path).
+    files named by ``queries`` (a file, a directory or a glob, by whole path;
+    an authority left out on either side matches any).
 
     >>> is_query_path("file:///data/q/part-00000", "/data/q")
     True
+    >>> is_query_path("file:/data/q/part-00000", "/data/q/part-*")
+    True
     >>> is_query_path("/data/corpus/part-00000", "/data/q")
     False
-    >>> is_query_path("hdfs://nn:8020/q/a.jsonl", "hdfs://nn:8020/q/*.jsonl")
+    >>> is_query_path("hdfs://nn:8020/q/a.jsonl", "hdfs:///q/*.jsonl")
     True
     """
-    p = _strip_file_uri(path)
-    q = _strip_file_uri(queries).rstrip("/") or "/"
-    if p == q or p.startswith(q + "/") or fnmatch.fnmatchcase(p, q):
-        return True
-    if "://" in p and "://" not in q:
-        # a local query file that mrjob uploaded (e.g. to HDFS): only its file
-        # name is left; _refuse_overlap made sure no input file shares it
-        return os.path.basename(p) == os.path.basename(q)
+    p_scheme, p_auth, p = _split_path(path)
+    q_scheme, q_auth, q = _split_path(queries)
+    q = q.rstrip("/") or "/"
+    if p_scheme == q_scheme and (p_auth == q_auth or not p_auth or not q_auth):
+        return p == q or p.startswith(q + "/") or fnmatch.fnmatchcase(p, q)
     return False
 
 
@@ -378,17 +401,28 @@ def _local_files(path):
     return out
 
 
-def _refuse_overlap(inputs, queries):
-    """A file that is both an input and a query (or, for uploads, shares a
-    query file's name) cannot be told apart: refuse it."""
+def _refuse_overlap(inputs, queries, by_name=False):
+    """A file that is both an input and a query -- or, where tasks can only go
+    by file names (``by_name``), that shares a query file's name -- cannot be
+    told apart: refuse it."""
     qfiles = _local_files(queries)
+    qnames = {os.path.basename(f) for f in qfiles}
     for path in inputs:
         if path == "-" or "://" in path:
             continue
-        both = _local_files(path) & qfiles
+        files = _local_files(path)
+        both = files & qfiles
         if both:
             raise JobError("--queries %s and the input %s both hold %s: a file is either "
-                             "a query or an input" % (queries, path, sorted(both)[0]))
+                           "a query or an input" % (queries, path, sorted(both)[0]))
+        if by_name:
+            same = sorted(f for f in files if os.path.basename(f) in qnames)
+            if same:
+                raise JobError("the input file %s has the name of a query file: this "
+                               "runner uploads local files, and its tasks can only tell "
+                               "queries by file name; rename one, or put the queries on "
+                               "the cluster's filesystem and give --queries as a URI"
+                               % same[0])
 
 
 def _local_size(paths):

@@ -312,3 +312,15 @@ def test_queries_on_the_local_runner(tmp_path, strategy):
     local = run_job(MRSparseDotProducts, None, args, input_paths=[str(cdir)], runner="local")
     inline = run_job(MRSparseDotProducts, None, args, input_paths=[str(cdir)])
     assert local.lines == inline.lines and len(local.lines) >= 25
+
+
+def test_runners_that_upload_refuse_an_input_named_like_a_query(tmp_path, strategy):
+    from mrjobs.base import JobError
+    from mrjobs.dot_products import _refuse_overlap
+    (tmp_path / "q").mkdir()
+    (tmp_path / "c").mkdir()
+    write_lines(tmp_path / "q" / "part-00000", LINES[:2])
+    write_lines(tmp_path / "c" / "part-00000", LINES[2:4])
+    _refuse_overlap([str(tmp_path / "c")], str(tmp_path / "q"))  # whole paths: fine
+    with pytest.raises(JobError, match="has the name of a query file"):
+        _refuse_overlap([str(tmp_path / "c")], str(tmp_path / "q"), by_name=True)
