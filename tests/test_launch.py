@@ -133,3 +133,12 @@ def test_inverted_index_reports_unreadable_input(tmp_path):
     proc = launch(str(path), module="mrjobs.inverted_index")
     assert_no_traceback(proc)
     assert "not one vector could be read" in proc.stderr
+
+
+def test_spark_with_a_local_master_defaults_to_the_launching_python():
+    job = MRSparseDotProducts(["-r", "spark", "--no-conf"])
+    assert job._runner_kwargs()["python_bin"] == [sys.executable]
+    job = MRSparseDotProducts(["-r", "spark", "--no-conf", "--spark-master", "yarn"])
+    assert not job._runner_kwargs().get("python_bin")
+    job = MRSparseDotProducts(["-r", "spark", "--no-conf", "--python-bin", "/opt/py/bin/python"])
+    assert job._runner_kwargs()["python_bin"] in ("/opt/py/bin/python", ["/opt/py/bin/python"])
