@@ -60,17 +60,19 @@ INPUT_BYTES_PER_ENTRY = 45
 def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES):
     """A block count for about ``entries`` vector entries.
 
-    Enough blocks that one holds at most ``block_entries`` entries, and at
-    least enough that the block pairs keep ``reducers`` reducers busy.
+    Enough blocks that one holds at most ``block_entries`` entries, and, with
+    several reducers, enough block pairs (four per reducer) that uneven pairs
+    -- a diagonal pair computes half a product -- still keep them all busy.
 
     >>> estimate_blocks(10_000), estimate_blocks(10_000, reducers=2)
-    (1, 2)
+    (1, 4)
     >>> estimate_blocks(100_000_000)
     50
     """
     b = max(1, -(-int(entries) // block_entries))
-    while b * (b + 1) // 2 < reducers:
-        b += 1
+    if reducers > 1:
+        while b * (b + 1) // 2 < 4 * reducers:
+            b += 1
     return b
 
 
@@ -268,7 +270,10 @@ class BlocksStrategy:
         Bt = None if diagonal else C.T.tocsr()
         start = 0
         scored = products = 0
-        for end in _chunk_ends(bound, limit):
+        # with --top-k, chunks narrow enough that a dense array of the chunk
+        # (4 * limit cells at most) can select the best of each row
+        max_rows = max(1, 4 * limit // max(n_c, 1)) if k is not None else None
+        for end in _chunk_ends(bound, limit, max_rows):
             if diagonal:
                 Bt = C[start:].T.tocsr()
             c0 = start if diagonal else 0
@@ -287,22 +292,24 @@ class BlocksStrategy:
             if keep is not None:
                 r, c, scores = r[keep], c[keep], scores[keep]
             n_r = end - start
-            if k is not None and _dense_enough(scores.shape[0], n_r, n_c - c0, k):
+            if k is not None and _dense_enough(scores.shape[0], n_r, n_c - c0, k, limit):
                 # one dense array (the chunk's rows, the columns it can reach) serves
                 # both directions: numpy.partition selects in linear time
-                dense = np.full((n_r, n_c - c0), -np.inf)
-                dense[r - start, c - c0] = scores
-                yield from self._emit(*_dense_best(dense, k, 1, start, c0), rows, cols)
+                neg = np.full((n_r, n_c - c0), np.inf)
+                neg[r - start, c - c0] = -scores
+                yield from self._emit(*_dense_best(neg, k, 1, start, c0), rows, cols)
                 if mirror:
                     if diagonal and o.include_self:
-                        dense[np.arange(n_r), np.arange(n_r)] = -np.inf
+                        neg[np.arange(n_r), np.arange(n_r)] = np.inf
                     floor = None if held.floor is None else held.floor[c0:]
-                    held.add(*_dense_best(dense, k, 0, start, c0, floor, ordered=False))
-                del dense
+                    held.add(*_dense_best(neg, k, 0, start, c0, floor, ordered=False))
+                del neg
             else:
                 yield from self._emit(*_best(r, c, scores, k), rows, cols)
                 if mirror:
-                    other = c != r if diagonal else slice(None)
+                    other = c != r if diagonal else np.ones(c.shape[0], bool)
+                    if held.floor is not None:
+                        other &= scores >= held.floor[c]
                     held.add(c[other], r[other], scores[other])
             if held.full():
                 yield from self._emit(*held.take(), cols, rows)
@@ -338,28 +345,36 @@ def _best(groups, others, scores, k):
     return groups[order], others[order], scores[order]
 
 
-def _dense_enough(entries, n_rows, n_cols, k):
-    """Select top-k on a dense array: worth it when most cells hold a score
-    and rows have more than ``k`` of them."""
-    return n_cols > k and 4 * entries >= n_rows * n_cols and entries > 4 * k * n_rows
+def _dense_enough(entries, n_rows, n_cols, k, limit):
+    """Select top-k on a dense array rather than by sorting the entries: worth
+    it when rows have more than ``k`` scores and the array is not much larger
+    than the entries (a partition costs a few ns a cell, a three-key sort
+    ~100 ns an entry); never more than ``4 * limit`` cells."""
+    cells = n_rows * n_cols
+    return (n_cols > k and entries > 2 * k * n_rows and 16 * entries >= cells
+            and cells <= 4 * limit)
 
 
-def _dense_best(dense, k, axis, r0, c0, floor=None, ordered=True):
-    """``_best`` of a dense chunk (``-inf`` where there is no score), grouped
-    along ``axis`` (1: by row, 0: by column): ``numpy.partition`` narrows each
-    group to the scores tied with its k-th best or better, which are then
-    ordered exactly.  With ``floor`` (one score per group: the k-th best seen
-    so far), scores below it are dropped instead, without a partition.
-    ``ordered=False`` returns the candidates unordered (for :class:`_Held`)."""
-    n = dense.shape[axis]
-    mask = dense > -np.inf
+def _dense_best(neg, k, axis, r0, c0, floor=None, ordered=True):
+    """``_best`` of a dense chunk of *negated* scores (``+inf`` where there is
+    no score), grouped along ``axis`` (1: by row, 0: by column).
+
+    ``numpy.partition`` narrows each group to the scores tied with its k-th
+    best or better (selecting the k smallest negated scores: the absent cells
+    all sit at the discarded end, which keeps the selection linear even when
+    most cells are absent); they are then ordered exactly.  With ``floor``
+    (one score per group: the k-th best seen so far), scores below it are
+    dropped instead, without a partition.  ``ordered=False`` returns the
+    candidates unordered (for :class:`_Held`)."""
+    n = neg.shape[axis]
+    mask = neg < np.inf
     if floor is not None:
-        mask &= dense >= (floor[None, :] if axis == 0 else floor[:, None])
+        mask &= neg <= -(floor[None, :] if axis == 0 else floor[:, None])
     elif n > k:
-        kth = np.partition(dense, n - k, axis=axis).take([n - k], axis=axis)
-        mask &= dense >= kth
+        kth = np.partition(neg, k - 1, axis=axis).take([k - 1], axis=axis)
+        mask &= neg <= kth
     r, c = np.nonzero(mask)
-    scores = dense[r, c]
+    scores = -neg[r, c]
     r += r0
     c += c0
     g, o = (r, c) if axis == 1 else (c, r)
@@ -417,9 +432,10 @@ class _Held:
         return out
 
 
-def _chunk_ends(bound, limit):
+def _chunk_ends(bound, limit, max_rows=None):
     """Row chunk ends so that each chunk's product bound stays within ``limit``
-    (a row whose bound alone exceeds it is a chunk of its own)."""
+    (a row whose bound alone exceeds it is a chunk of its own), and chunks
+    have at most ``max_rows`` rows."""
     n = bound.shape[0]
     cum = np.cumsum(bound)
     ends = []
@@ -427,6 +443,8 @@ def _chunk_ends(bound, limit):
     while start < n:
         end = int(np.searchsorted(cum, base + limit, side="right"))
         end = max(end, start + 1)
+        if max_rows is not None:
+            end = min(end, start + max_rows)
         ends.append(end)
         base = cum[end - 1]
         start = end

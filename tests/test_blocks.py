@@ -118,6 +118,7 @@ def test_chunk_ends_bound_the_products():
     starts = [0] + ends[:-1]
     for s, e in zip(starts, ends):
         assert bound[s:e].sum() <= 6 or e - s == 1
+    assert _chunk_ends(bound, 100, max_rows=3) == [3, 6, 7]
 
 
 def test_block_assignment_is_stable_and_spread():
@@ -129,7 +130,7 @@ def test_block_assignment_is_stable_and_spread():
 
 def test_estimate_blocks():
     assert estimate_blocks(0) == 1
-    assert estimate_blocks(0, reducers=3) == 2  # 3 pairs
+    assert estimate_blocks(0, reducers=3) == 5  # 15 pairs: 4 or more per reducer
     assert estimate_blocks(4_000_001) == 3
 
 
@@ -151,8 +152,8 @@ def test_dense_and_sparse_selection_agree_with_ties():
                 sel = sorted(((-s[i], o[i]) for i in np.flatnonzero(g == grp)))[:k]
                 want += [(grp + 10, oo + 5, -ms) for ms, oo in sel]
             assert list(zip(*(a.tolist() for a in got))) == want, (density, k)
-            assert [a.tolist() for a in _dense_best(dense, k, 1, 10, 5)] == [
+            assert [a.tolist() for a in _dense_best(-dense, k, 1, 10, 5)] == [
                 a.tolist() for a in got]
             by_col = _best(o + 5, g + 10, s, k)
-            assert [a.tolist() for a in _dense_best(dense, k, 0, 10, 5)] == [
+            assert [a.tolist() for a in _dense_best(-dense, k, 0, 10, 5)] == [
                 a.tolist() for a in by_col]
