@@ -40,7 +40,6 @@ index arrays) plus one chunk of products and, with ``--top-k K``, K
 candidates per column vector.
 """
 import numpy as np
-import scipy.sparse as sp
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe, block_pair_of
@@ -122,6 +121,7 @@ class _Side:
 
     def matrix(self, features):
         """CSR matrix over the local feature index ``features`` (sorted)."""
+        import scipy.sparse as sp  # here: the tasks of other steps need not load it
         cols = np.searchsorted(features, self.feats).astype(np.int32)
         indptr = np.concatenate(([0], np.cumsum(self.lengths)))
         m = sp.csr_matrix((self.weights, cols, indptr),
