@@ -547,16 +547,19 @@ def read_output(path):
     -------
     dict
         ``output_lines``, ``output_pairs`` (neighbour entries), ``output_bytes``,
-        ``output_sha256`` (the bytes), ``neighbours_sha256`` (each line's key and
-        its set of neighbours, order-free) and ``score_sum``.
+        ``output_sha256`` (the bytes), ``lines_sha256`` (the set of lines: the
+        order of lines depends on the number of reducers), ``neighbours_sha256``
+        (each line's key and its set of neighbours, order-free: scores that
+        differ in the last bit do not change it) and ``score_sum``.
     """
     h = hashlib.sha256()
-    line_digests = []
+    line_digests, whole_lines = [], []
     lines = pairs = 0
     total = 0.0
     with open(path, "rb") as f:
         for line in f:
             h.update(line)
+            whole_lines.append(hashlib.sha256(line.rstrip(b"\r\n")).digest())
             key, tab, value = line.partition(b"\t")
             if tab:
                 row = json.loads(value)
@@ -570,6 +573,7 @@ def read_output(path):
         "output_pairs": pairs,
         "output_bytes": Path(path).stat().st_size,
         "output_sha256": h.hexdigest(),
+        "lines_sha256": hashlib.sha256(b"".join(sorted(whole_lines))).hexdigest(),
         "neighbours_sha256": hashlib.sha256(b"".join(sorted(line_digests))).hexdigest(),
         "score_sum": total,
     }
@@ -830,14 +834,19 @@ def profile_text(profiles, corpora_stats):
 
 # -- derived numbers, checks -------------------------------------------------------
 
-def _row(rows, corpus, strategy, runner=None):
-    """The run of ``corpus`` and ``strategy``: on ``runner``, or (None) the
-    local run if there is one, else the inline run."""
+#: the runner whose runs the chart, the summary and the timing targets use
+#: when a corpus has runs on both (quick: compare strategies on the same runner)
+PREFERRED_RUNNER = {"full": "local", "quick": "inline"}
+
+
+def _row(rows, corpus, strategy, runner=None, prefer="local"):
+    """The run of ``corpus`` and ``strategy``: on ``runner``, or (None) on
+    ``prefer`` if there is one, else on any runner."""
     found = {r["runner"]: r for r in rows
              if (r["corpus"], r["strategy"]) == (corpus, strategy)}
     if runner is not None:
         return found.get(runner)
-    return found.get("local") or found.get("inline")
+    return found.get(prefer) or next(iter(found.values()), None)
 
 
 def add_ratios(rows, corpora_stats):
@@ -865,7 +874,8 @@ def consistency(rows, corpora_stats):
     for r in rows:
         st = corpora_stats[r["corpus"]]
         w = r["work"]
-        first = next(x for x in rows if x["corpus"] == r["corpus"])
+        ref = _row(rows, r["corpus"], "blocks", "inline") or _row(rows, r["corpus"], "blocks")
+        ref = None if ref is r else ref
         if r["strategy"] == "blocks":
             work_ok = w.get("block entries sent") == st["kept_nnz"] * (r["blocks"] or 0)
         else:
@@ -879,16 +889,23 @@ def consistency(rows, corpora_stats):
                 and r["output_pairs"] == st["floor_output_pairs"]),
             "score_sum_rel_diff_floor": abs(r["score_sum"] - st["floor_score_sum"])
             / max(abs(st["floor_score_sum"]), 1e-300),
-            "same_bytes_as_first_run": (None if first is r
-                                        else r["output_sha256"] == first["output_sha256"]),
+            "same_neighbours_as_blocks": (None if ref is None else
+                                          r["neighbours_sha256"] == ref["neighbours_sha256"]),
+            "same_lines_as_blocks": (None if ref is None
+                                     else r["lines_sha256"] == ref["lines_sha256"]),
+            "score_sum_rel_diff_blocks": (None if ref is None else
+                                          abs(r["score_sum"] - ref["score_sum"])
+                                          / max(abs(ref["score_sum"]), 1e-300)),
         })
     return out
 
 
-def evaluate_checks(rows, corpora_stats, workloads):
+def evaluate_checks(rows, corpora_stats, workloads, prefer="local"):
     checks = []
     name = workloads["dense"]
-    b = _row(rows, name, "blocks")
+    b = _row(rows, name, "blocks", prefer=prefer)
+    # task memory is only seen per task on the local runner
+    m = _row(rows, name, "blocks", "local") or b
     if b is not None:
         st = corpora_stats[name]
         checks.append({
@@ -908,19 +925,19 @@ def evaluate_checks(rows, corpora_stats, workloads):
                 _size_label(st["stripes_estimate_bytes"])),
             "pass": b["shuffle_vs_estimate"] <= TARGET_SHUFFLE_SHARE,
         })
-        peaks = ", ".join("%s %s" % (k, _size_label(v)) for k, v in b["task_peaks"].items())
+        peaks = ", ".join("%s %s" % (k, _size_label(v)) for k, v in m["task_peaks"].items())
         checks.append({
             "id": "memory %s" % name,
             "target": "every task's peak RSS <= %.1f GB" % (TARGET_TASK_MEMORY / 1e9),
             "measured": "largest %s (%s runner%s); whole tree PSS %s" % (
-                _size_label(b["task_peak_rss_bytes"] or 0), b["runner"],
-                ": " + peaks if peaks else "", _size_label(b["tree_pss_peak_bytes"])),
-            "pass": (b["task_peak_rss_bytes"] is not None
-                     and b["task_peak_rss_bytes"] <= TARGET_TASK_MEMORY),
+                _size_label(m["task_peak_rss_bytes"] or 0), m["runner"],
+                ": " + peaks if peaks else "", _size_label(m["tree_pss_peak_bytes"])),
+            "pass": (m["task_peak_rss_bytes"] is not None
+                     and m["task_peak_rss_bytes"] <= TARGET_TASK_MEMORY),
         })
     for key in ("W1", "W2"):
         name = workloads[key]
-        for runner in ("local", "inline"):
+        for runner in dict.fromkeys((prefer, "local", "inline")):
             b, s = _row(rows, name, "blocks", runner), _row(rows, name, "stripes", runner)
             if b is None or s is None:
                 continue
@@ -936,11 +953,12 @@ def evaluate_checks(rows, corpora_stats, workloads):
     return checks
 
 
-def summary_lines(rows, corpora_stats, checks):
+def summary_lines(rows, corpora_stats, checks, prefer="local"):
     """A compact summary the README can quote (numbers of this run only)."""
     out = []
     for name, st in corpora_stats.items():
-        b, s = _row(rows, name, "blocks"), _row(rows, name, "stripes")
+        b = _row(rows, name, "blocks", prefer=prefer)
+        s = _row(rows, name, "stripes", prefer=prefer)
         parts = ["%s (%s, %s vectors): floor %.1f s" % (
             name, st["family"], "{:,}".format(st["vectors"]), st["floor_wall_s"])]
         if b:
@@ -1005,7 +1023,7 @@ def _style(family):
     return FAMILY_STYLE["exact" if family == "exact" else "df-cut"]
 
 
-def draw_chart(rows, corpora_stats, not_run, workloads, path_dir, title):
+def draw_chart(rows, corpora_stats, not_run, workloads, path_dir, title, prefer="local"):
     """Wall time and shuffle bytes against corpus size (both families, both
     strategies, the floor); the three workloads; task memory."""
     from matplotlib.lines import Line2D
@@ -1023,7 +1041,7 @@ def draw_chart(rows, corpora_stats, not_run, workloads, path_dir, title):
             if strategy is None:
                 y = value(st)
             else:
-                r = _row(rows, name, strategy)
+                r = _row(rows, name, strategy, prefer=prefer)
                 if r is None:
                     continue
                 y = value(r)
@@ -1081,8 +1099,8 @@ def draw_chart(rows, corpora_stats, not_run, workloads, path_dir, title):
     width = 0.26
     for i, name in enumerate(names):
         st = corpora_stats[name]
-        bars = [("blocks", _row(rows, name, "blocks")), ("stripes", _row(rows, name, "stripes")),
-                ("floor", None)]
+        bars = [("blocks", _row(rows, name, "blocks", prefer=prefer)),
+                ("stripes", _row(rows, name, "stripes", prefer=prefer)), ("floor", None)]
         for j, (what, r) in enumerate(bars):
             x = i + (j - 1) * width
             if what == "floor":
@@ -1096,9 +1114,9 @@ def draw_chart(rows, corpora_stats, not_run, workloads, path_dir, title):
                 y = r["wall_s"]
                 text = "%.3g s" % y
                 if what == "blocks":
-                    text += "\n%.2fx floor" % r["wall_vs_floor"]
+                    text += "\n%.2gx fl." % r["wall_vs_floor"]
                     if r["wall_vs_stripes"]:
-                        text += "\n%.2fx stripes" % r["wall_vs_stripes"]
+                        text += "\n%.2gx str." % r["wall_vs_stripes"]
             ax_work.bar(x, y, width, color=COLORS[what])
             ax_work.text(x, y, text, ha="center", va="bottom", fontsize=7)
     ax_work.set_yscale("log")
@@ -1124,9 +1142,9 @@ def draw_chart(rows, corpora_stats, not_run, workloads, path_dir, title):
         handles.append(Line2D([], [], color=COLORS["stripes"], marker="x", mew=2, ls="none",
                               label="stripes not run (reason in jobs.json)"))
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9,
-               bbox_to_anchor=(0.5, 0.955), frameon=False)
+               bbox_to_anchor=(0.5, 0.972), frameon=False)
     fig.suptitle(title, fontsize=12, y=0.995)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     return common.save_figure(fig, "jobs", path_dir)
 
 
@@ -1210,13 +1228,14 @@ def main(argv=None):
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    checks = evaluate_checks(rows, corpora_stats, workloads)
+    prefer = PREFERRED_RUNNER[mode]
+    checks = evaluate_checks(rows, corpora_stats, workloads, prefer)
     consist = consistency(rows, corpora_stats)
     not_run = [] if args.quick else [
         {"corpus": c, "strategy": s, "runner": r, "reason": why,
          "stripes_estimate_bytes": corpora_stats[c]["stripes_estimate_bytes"]}
         for (c, s, r), why in NOT_RUN.items() if c in corpora]
-    summary = summary_lines(rows, corpora_stats, checks)
+    summary = summary_lines(rows, corpora_stats, checks, prefer)
     text = profile_text(profiles, corpora_stats) if profiles else None
 
     common.print_table(list(corpora_stats.values()), CORPUS_TABLE,
@@ -1251,8 +1270,12 @@ def main(argv=None):
                                  ("work_match", "work=corpus"),
                                  ("same_neighbours_as_floor", "neighbours=floor"),
                                  ("score_sum_rel_diff_floor", "score sum rel. diff", "{:.1e}"),
-                                 ("same_bytes_as_first_run", "bytes=1st run")],
-                       title="Consistency (PASS = equal)")
+                                 ("same_neighbours_as_blocks", "neighbours=blocks"),
+                                 ("same_lines_as_blocks", "lines=blocks"),
+                                 ("score_sum_rel_diff_blocks", "vs blocks", "{:.1e}")],
+                       title="Consistency (PASS = equal; blocks = the blocks run on the same "
+                             "corpus, inline if any; lines = the set of output lines, "
+                             "scores to the last bit)")
     common.print_table(checks, [("id", "check"), ("pass", "result"), ("target", "target"),
                                 ("measured", "measured")], title="Targets")
     print("\nSummary:")
@@ -1312,10 +1335,10 @@ def main(argv=None):
     if not args.no_chart and rows:
         title = ("MRSparseDotProducts --strategy blocks vs stripes vs a scipy floor "
                  "(--measure %s --top-k %d, %s runner, --num-cores %d; %s%s)" % (
-                     MEASURE, TOP_K, "inline/local" if args.quick else "local", NUM_CORES,
+                     MEASURE, TOP_K, prefer, NUM_CORES,
                      time.strftime("%Y-%m-%d"), ", quick" if args.quick else ""))
         print("wrote %s" % draw_chart(rows, corpora_stats, not_run, workloads, args.out,
-                                      title))
+                                      title, prefer))
     print("total %.1f s (%.1f min)" % (time.perf_counter() - started,
                                        (time.perf_counter() - started) / 60))
     return 0
