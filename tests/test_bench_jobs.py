@@ -257,3 +257,24 @@ def test_floor_top_k_breaks_ties_by_smaller_column_and_skips_the_diagonal():
     keys = np.array([bytes([i]) * 16 for i in range(4)], "S16")
     d = jobs.neighbours_digest(keys, *jobs.floor_top_k(X, X.T.tocsr(), 2, "dot")[:3])
     assert (d["output_lines"], d["output_pairs"], d["score_sum"]) == (3, 6, 6.0)
+
+
+@pytest.mark.parametrize("n_rows", [6, 40])
+def test_floor_top_k_matches_a_plain_sort(n_rows):
+    import numpy as np
+    import scipy.sparse as sp
+
+    # few features: most pairs share one; many rare ones: few pairs, rows
+    # with fewer than k neighbours
+    rng = np.random.default_rng(5)
+    feats = 3 if n_rows == 6 else 400
+    X = sp.random(n_rows, feats, density=0.5 if n_rows == 6 else 0.01, random_state=rng,
+                  format="csr")
+    X.data = np.round(X.data * 4) + 1.0  # small integers: exact ties
+    r, c, s, _ = jobs.floor_top_k(X, X.T.tocsr(), 2, "dot")
+    D = (X @ X.T).toarray()
+    want = []
+    for i in range(n_rows):
+        cand = sorted((-D[i, j], j) for j in range(n_rows) if j != i and D[i, j] != 0)
+        want += [(i, j, -x) for x, j in cand[:2]]
+    assert list(zip(r.tolist(), c.tolist(), s.tolist())) == want
