@@ -169,7 +169,9 @@ def test_corpora_stats_and_the_floor(quick_run):
 def test_task_memory_is_sampled_per_task(quick_run):
     _, result, _ = quick_run
     for r in result["results"]:
-        assert 0 < r["task_peak_rss_bytes"] <= r["max_rss_bytes"]
+        # VmHWM (sampled) and wait4's maxrss count the same pages a little
+        # differently
+        assert 0 < r["task_peak_rss_bytes"] <= 1.05 * r["max_rss_bytes"]
         assert r["tree_pss_peak_bytes"] > 0 and r["memory_samples"] > 0
         if r["runner"] == "inline":
             assert r["task_peaks"] == {} and r["task_peak_rss_bytes"] == r["max_rss_bytes"]
