@@ -64,8 +64,8 @@ each row's 10th best score, then an exact sort of the candidates: score
 descending, ties by smaller UUID bytes, as the job does.  scipy's product
 holds no explicit zeros, so an absent pair and a zero dot product are the
 same to it; the generator's weights are positive, so no pair sharing a
-feature scores 0.  Best of ``--floor-passes`` (one pass above 30,000
-vectors).  Its neighbour sets are hashed like the job's output, so the floor
+feature scores 0.  Best of ``--floor-passes`` (3; fewer once the passes
+have taken 20 s in all).  Its neighbour sets are hashed like the job's output, so the floor
 checks the job as well.
 
 Targets (printed PASS/FAIL; reported, never asserted): on ``dense``, blocks
@@ -195,8 +195,9 @@ QUICK_RUNS = tuple(
 #: (strategy, corpus) profiled on the inline runner
 PROFILES = {"full": (("blocks", "W2"), ("stripes", "cut-5k")),
             "quick": (("blocks", "W2-quick"), ("stripes", "W1-quick"))}
-#: above this many vectors the floor runs once (a pass takes a minute or more)
-FLOOR_ONE_PASS_ABOVE = 30000
+#: the floor's passes stop once they have taken this many seconds (wall) in
+#: all: the best of 3 on small corpora, of 1 or 2 on the largest
+FLOOR_SECONDS = 20.0
 #: cells of one dense chunk of the floor's product (8 bytes each)
 FLOOR_CHUNK_CELLS = 8_000_000
 
@@ -326,10 +327,8 @@ def floor_child(spec):
     Xn = X[:, np.flatnonzero(keep)].tocsr()
     Xn.sort_indices()
     kept = df[keep].astype(np.int64)
-    if n > FLOOR_ONE_PASS_ABOVE:
-        passes = 1
     walls, cpus, result = [], [], None
-    for _ in range(passes):
+    while len(walls) < passes and (not walls or sum(walls) < FLOOR_SECONDS):
         result = None
         c0, t0 = time.process_time(), time.perf_counter()
         XT = Xn.T.tocsr()
@@ -1171,8 +1170,8 @@ def parse_args(argv=None):
     ap.add_argument("--only", type=lambda s: tuple(s.split(",")), default=None,
                     help="comma-separated corpora to run (default: all of the plan)")
     ap.add_argument("--floor-passes", type=int, default=3,
-                    help="floor timings per corpus, best kept (default 3; one above %d "
-                         "vectors)" % FLOOR_ONE_PASS_ABOVE)
+                    help="floor timings per corpus, best kept (default 3; fewer once "
+                         "they have taken %g s)" % FLOOR_SECONDS)
     ap.add_argument("--sample-interval", type=float, default=0.2,
                     help="seconds between /proc memory samples (default 0.2)")
     ap.add_argument("--profile-top", type=int, default=25,
