@@ -1119,19 +1119,21 @@ def draw_chart(rows, corpora_stats, not_run, workloads, path_dir, title, prefer=
             else:
                 y = r["wall_s"]
                 text = "%.3g s" % y
-                if what == "blocks":
-                    text += "\n%.2gx fl." % r["wall_vs_floor"]
-                    if r["wall_vs_stripes"]:
-                        text += "\n%.2gx str." % r["wall_vs_stripes"]
             ax_work.bar(x, y, width, color=COLORS[what])
             ax_work.text(x, y, text, ha="center", va="bottom", fontsize=7)
     ax_work.set_yscale("log")
     lo, hi = ax_work.get_ylim()
     ax_work.set_ylim(lo, hi * 6)  # room for the labels above the bars
     ax_work.set_xticks(range(len(names)))
-    ax_work.set_xticklabels(["%s\n%s vectors, %s" % (
-        n, "{:,}".format(corpora_stats[n]["vectors"]), corpora_stats[n]["family"])
-        for n in names], fontsize=9)
+    labels = []
+    for n in names:
+        b = _row(rows, n, "blocks", prefer=prefer)
+        ratios = "" if b is None else "\nblocks: %.3gx floor%s" % (
+            b["wall_vs_floor"], ", %.2fx stripes" % b["wall_vs_stripes"]
+            if b["wall_vs_stripes"] else "")
+        labels.append("%s\n%s vectors, %s%s" % (
+            n, "{:,}".format(corpora_stats[n]["vectors"]), corpora_stats[n]["family"], ratios))
+    ax_work.set_xticklabels(labels, fontsize=9)
     ax_work.set_ylabel("wall time, s (log)")
     ax_work.set_title("the workloads (targets: blocks <= %gx floor on %s, <= %gx stripes on "
                       "%s, %s)" % (TARGET_FLOOR_RATIO, workloads["dense"], TARGET_STRIPES_RATIO,
