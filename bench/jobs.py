@@ -710,7 +710,7 @@ PROFILE_PARTS = (
     ("  top_k_groups (all callers)", "mrjobs.kernels:top_k_groups"),
     ("stripes: posting lists -> stripes", "mrjobs.stripes:StripesStrategy.reducer_stripes"),
     ("stripes: sum stripes, score", "mrjobs.stripes:StripesStrategy.reducer_sum"),
-    ("  kernels.sort_sum (all callers)", "mrjobs.kernels:sort_sum"),
+    ("kernels.sort_sum (all callers)", "mrjobs.kernels:sort_sum"),
     ("rows reducer: join partial rows, top-k",
      "mrjobs.dot_products:MRSparseDotProducts.reducer_rows"),
     ("output: NeighboursJSONProtocol.write", "mrjobs.wire:NeighboursJSONProtocol.write"),
