@@ -65,7 +65,7 @@ descending, ties by smaller UUID bytes, as the job does.  scipy's product
 holds no explicit zeros, so an absent pair and a zero dot product are the
 same to it; the generator's weights are positive, so no pair sharing a
 feature scores 0.  Best of ``--floor-passes`` (3; fewer once the passes
-have taken 20 s in all).  Its neighbour sets are hashed like the job's output, so the floor
+have taken 30 s in all).  Its neighbour sets are hashed like the job's output, so the floor
 checks the job as well.
 
 Targets (printed PASS/FAIL; reported, never asserted): on ``dense``, blocks
@@ -197,7 +197,7 @@ PROFILES = {"full": (("blocks", "W2"), ("stripes", "cut-5k")),
             "quick": (("blocks", "W2-quick"), ("stripes", "W1-quick"))}
 #: the floor's passes stop once they have taken this many seconds (wall) in
 #: all: the best of 3 on small corpora, of 1 or 2 on the largest
-FLOOR_SECONDS = 20.0
+FLOOR_SECONDS = 30.0
 #: cells of one dense chunk of the floor's product (8 bytes each)
 FLOOR_CHUNK_CELLS = 8_000_000
 
