@@ -65,8 +65,8 @@ descending, ties by smaller UUID bytes, as the job does.  scipy's product
 holds no explicit zeros, so an absent pair and a zero dot product are the
 same to it; the generator's weights are positive, so no pair sharing a
 feature scores 0.  Best of ``--floor-passes`` (3; fewer once the passes
-have taken 30 s in all).  Its neighbour sets are hashed like the job's output, so the floor
-checks the job as well.
+have taken 30 s in all).  Its neighbour sets are hashed like the job's
+output, so the floor checks the job as well.
 
 Targets (printed PASS/FAIL; reported, never asserted): on ``dense``, blocks
 wall <= 3x the floor, blocks shuffle <= 2% of the stripes estimate, every
