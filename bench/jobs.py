@@ -76,9 +76,10 @@ stripes wall.
 A cProfile of one inline run per strategy (blocks on ``W2``, stripes on
 ``cut-5k``) says where the time goes: ``jobs-profile.txt`` and the JSON.
 
-Run ``python -m bench.jobs`` (the total time is printed at the end; see the
-README for the last full run) or ``python -m bench.jobs --quick`` (under a
-minute; small corpora, mostly on the inline runner).  ``--only`` picks
+Run ``python -m bench.jobs`` (budgeted from single runs on the project's
+2-core VM at about 20 minutes, more on a busy machine; the total time is
+printed at the end) or ``python -m bench.jobs --quick`` (about a minute;
+small corpora, mostly on the inline runner).  ``--only`` picks
 corpora.  Results go to ``bench/results/jobs.json``, ``jobs.png`` and
 ``jobs-profile.txt``.  The benchmark reports; it never asserts.
 """
