@@ -499,6 +499,20 @@ def run_measured(cmd, stdout_path, sample_interval, cwd=None, env=None):
     }
 
 
+def process_name(argv):
+    """A short name of a sampled process: its task label, else the program
+    (``sort``, ``python -m mrjobs.dot_products``, ...)."""
+    label = task_label(argv)
+    if label is not None:
+        return label
+    if not argv:
+        return "?"
+    name = os.path.basename(argv[0])
+    if name.startswith("python") and len(argv) > 2 and argv[1] == "-m":
+        return "%s -m %s" % (name, argv[2])
+    return name
+
+
 def task_peaks(process_peaks):
     """Largest sampled peak RSS per task kind: ``{"step N reducer": bytes}``,
     in step order, and the number of task processes seen."""
@@ -626,6 +640,7 @@ def run_job(corpus, corpus_path, strategy, runner, args, workdir, log):
         for name, n in step.get("mrsparse work", {}).items():
             work[name] = work.get(name, 0) + n
     peaks, n_tasks = task_peaks(m["process_peaks"])
+    biggest = max(m["process_peaks"], key=lambda p: p[1], default=(None, 0))
     if runner == "inline":  # one process runs every task
         task_peak = m["max_rss_bytes"]
     else:
@@ -648,6 +663,7 @@ def run_job(corpus, corpus_path, strategy, runner, args, workdir, log):
         "task_peak_rss_bytes": task_peak,
         "task_peaks": peaks,
         "task_processes_seen": n_tasks,
+        "largest_process": {"name": process_name(biggest[0]), "peak_rss_bytes": biggest[1]},
         "tree_rss_peak_bytes": m["tree_rss_peak_bytes"],
         "tree_pss_peak_bytes": m["tree_pss_peak_bytes"],
         "memory_samples": m["samples"],
@@ -1266,9 +1282,13 @@ def main(argv=None):
                   "tasks": r["task_processes_seen"],
                   "peaks": ", ".join("%s %.0f" % (k, v / 1e6) for k, v in r["task_peaks"].items())
                   or "(one process: %.0f)" % (r["max_rss_bytes"] / 1e6),
-                  "max_rss": r["max_rss_bytes"] / 1e6} for r in rows]
+                  "max_rss": r["max_rss_bytes"] / 1e6,
+                  "largest": "%s %.0f" % (r["largest_process"]["name"],
+                                          r["largest_process"]["peak_rss_bytes"] / 1e6)}
+                 for r in rows]
     common.print_table(task_rows, [("run", "run"), ("tasks", "task procs"),
                                    ("max_rss", "max RSS MB", "{:,.0f}"),
+                                   ("largest", "largest process, MB"),
                                    ("peaks", "peak RSS MB per task kind")],
                        title="Task memory (VmHWM sampled; max RSS exact, any process)")
     for n in not_run:

@@ -22,7 +22,8 @@ from tests.bench_helpers import run_quick  # noqa: E402
 ROW_FIELDS = {
     "corpus", "family", "vectors", "strategy", "runner", "command", "blocks", "steps",
     "wall_s", "cpu_s", "user_s", "sys_s", "step_wall_s", "max_rss_bytes",
-    "task_peak_rss_bytes", "task_peaks", "task_processes_seen", "tree_rss_peak_bytes",
+    "task_peak_rss_bytes", "task_peaks", "task_processes_seen", "largest_process",
+    "tree_rss_peak_bytes",
     "tree_pss_peak_bytes", "memory_samples", "shuffle_bytes", "shuffle_bytes_by_step",
     "output_lines", "output_pairs", "output_bytes", "output_sha256", "lines_sha256",
     "neighbours_sha256", "score_sum", "work", "counters", "wall_vs_floor", "cpu_vs_floor",
@@ -182,6 +183,8 @@ def test_task_memory_is_sampled_per_task(quick_run):
             assert "step 1 mapper" in kinds
             assert r["task_processes_seen"] >= len(kinds)
             assert r["task_peak_rss_bytes"] == max(r["task_peaks"].values())
+        assert r["largest_process"]["peak_rss_bytes"] >= r["task_peak_rss_bytes"] or (
+            r["runner"] == "inline")
 
 
 def test_quick_run_reports_each_target(quick_run):
@@ -232,6 +235,10 @@ def test_task_label_names_mrjob_task_processes_only():
     assert jobs.task_label([py, "-m", "mrjobs.dot_products", "in.jsonl", "-r", "local"]) is None
     assert jobs.task_label(["sort", "-t", "\t", "-k", "1,1", "-s"]) is None
     assert jobs.task_label(None) is None
+    assert jobs.process_name(["sort", "-s"]) == "sort"
+    assert jobs.process_name([py, "-m", "mrjobs.dot_products", "x"]) == (
+        "python -m mrjobs.dot_products")
+    assert jobs.process_name([py, "j.py", "--step-num=0", "--mapper"]) == "step 1 mapper"
     peaks, n = jobs.task_peaks([
         ([py, "j.py", "--step-num=1", "--reducer"], 30), ([py, "j.py", "--step-num=0",
                                                           "--mapper"], 10),
