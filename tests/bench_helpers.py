@@ -11,7 +11,7 @@ def run_quick(module, name, out):
     """Run ``python -m bench.<module> --quick --out OUT``; return (out, results, stdout)."""
     proc = subprocess.run(
         [sys.executable, "-m", "bench.%s" % module, "--quick", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out, json.loads((out / ("%s.json" % name)).read_text()), proc.stdout

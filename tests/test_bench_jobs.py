@@ -1,8 +1,10 @@
-"""The job benchmark's plumbing and byte counts (never its speed).
+"""The job benchmark's plumbing, byte counts and agreement (never its speed).
 
 One run of ``python -m bench.jobs --quick`` is shared by the tests that read
-its JSON: both wires must find the same pairs, the shuffle byte counts must be
-real file sizes that add up, and every target must be reported.
+its JSON: both strategies and the scipy floor must find the same neighbours,
+the counters must match the corpus, the shuffle byte counts must be real file
+sizes that add up, task memory must be sampled, and every target must be
+reported.
 """
 import re
 import sys
@@ -18,15 +20,19 @@ from bench import common, jobs  # noqa: E402
 from tests.bench_helpers import run_quick  # noqa: E402
 
 ROW_FIELDS = {
-    "corpus", "wire", "runner", "command", "wall_s", "cpu_s", "user_s", "sys_s",
-    "step_wall_s", "max_rss_bytes", "tree_rss_peak_bytes", "tree_pss_peak_bytes",
-    "memory_samples", "shuffle_bytes", "shuffle_bytes_by_step", "output_lines",
-    "output_pairs", "output_bytes", "output_sha256", "neighbours_sha256", "score_sum",
-    "partial_products", "pairs_scored",
-    "stripe_entries_emitted", "counters", "sum_df2", "bytes_vs_json", "wall_vs_json",
-    "cpu_vs_json", "wall_vs_scipy", "cpu_vs_scipy", "shuffle_bytes_per_pair",
-    "ns_per_partial_product", "shuffle_mb", "tree_pss_mb", "max_rss_mb",
+    "corpus", "family", "vectors", "strategy", "runner", "command", "blocks", "steps",
+    "wall_s", "cpu_s", "user_s", "sys_s", "step_wall_s", "max_rss_bytes",
+    "task_peak_rss_bytes", "task_peaks", "task_processes_seen", "largest_process",
+    "tree_rss_peak_bytes",
+    "tree_pss_peak_bytes", "memory_samples", "shuffle_bytes", "shuffle_bytes_by_step",
+    "output_lines", "output_pairs", "output_bytes", "output_sha256", "lines_sha256",
+    "neighbours_sha256", "score_sum", "work", "counters", "wall_vs_floor", "cpu_vs_floor",
+    "wall_vs_stripes", "cpu_vs_stripes", "shuffle_vs_estimate", "shuffle_mb",
+    "task_peak_mb", "max_rss_mb", "tree_pss_mb",
 }
+#: steps of the job: vectors + the strategy's + rows
+STEPS = {("blocks", False): 3, ("blocks", True): 5, ("stripes", False): 4,
+         ("stripes", True): 4}
 
 
 @pytest.fixture(scope="module")
@@ -35,24 +41,41 @@ def quick_run(tmp_path_factory):
 
 
 def _rows(result):
-    return {(r["corpus"], r["wire"], r["runner"]): r for r in result["results"]}
+    return {(r["corpus"], r["strategy"], r["runner"]): r for r in result["results"]}
 
 
-def test_quick_run_writes_json_chart_and_profile(quick_run):
+def _spec(name):
+    return {c.name: c for c in jobs.QUICK_CORPORA}[name]
+
+
+def test_quick_run_writes_json_chart_and_profiles(quick_run):
     out, result, _ = quick_run
     assert result["benchmark"] == "jobs"
-    assert result["settings"]["quick"] is True
-    assert result["settings"]["top_k"] == jobs.TOP_K
-    assert result["settings"]["reference_corpora"] == list(jobs.REFERENCE["quick"])
+    s = result["settings"]
+    assert s["quick"] is True
+    assert (s["measure"], s["top_k"], s["num_cores"]) == (jobs.MEASURE, jobs.TOP_K,
+                                                           jobs.NUM_CORES)
+    assert s["workloads"] == jobs.WORKLOADS["quick"]
     assert (out / "jobs.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = (out / "jobs-profile.txt").read_text()
-    assert "Where the time goes" in text and "What would close the gap" in text
-    assert result["findings"] and result["findings"] in text
-    profile = result["profile"]
-    assert profile["corpus"] == jobs.PROFILE_CORPUS["quick"]
-    assert profile["profiled_total_s"] > 0
-    assert "ncalls" in profile["top_tottime"] and "ncalls" in profile["top_cumulative"]
-    assert [p["part"] for p in profile["parts"]] == [p[0] for p in jobs.PROFILE_PARTS]
+    assert [(p["strategy"], p["corpus"]) for p in result["profiles"]] == list(
+        jobs.PROFILES["quick"])
+    for p in result["profiles"]:
+        assert "Profile: --strategy %s" % p["strategy"] in text
+        assert p["profiled_total_s"] > 0
+        assert "ncalls" in p["top_tottime"] and "ncalls" in p["top_cumulative"]
+        assert [x["part"] for x in p["parts"]] == [x[0] for x in jobs.PROFILE_PARTS]
+        found = {x["part"] for x in p["parts"] if x["cum_s"] is not None}
+        # the spec names functions that exist and ran: each strategy's own
+        # reducers, the vectors step and the rows step
+        assert "rows reducer: join partial rows, top-k" in found
+        assert "vectors mapper: parse, check input lines" in found
+        if p["strategy"] == "blocks":
+            assert "blocks: block-pair reducer" in found
+            assert not any(f.startswith("stripes:") for f in found)
+        else:
+            assert {"stripes: posting lists -> stripes", "stripes: sum stripes, score"} <= found
+            assert not any(f.startswith("blocks:") for f in found)
 
 
 def test_quick_run_has_one_complete_row_per_planned_run(quick_run):
@@ -64,92 +87,119 @@ def test_quick_run_has_one_complete_row_per_planned_run(quick_run):
         assert set(r) == ROW_FIELDS
         assert r["wall_s"] > 0 and r["cpu_s"] > 0 and r["max_rss_bytes"] > 0
         assert r["cpu_s"] == pytest.approx(r["user_s"] + r["sys_s"])
-        assert len(r["step_wall_s"]) == 3
-        assert "--wire %s" % " ".join(jobs.WIRES[r["wire"]]) in r["command"]
+        cut = _spec(r["corpus"]).max_df is not None
+        assert r["steps"] == len(r["step_wall_s"]) == STEPS[r["strategy"], cut]
+        assert "--strategy %s" % r["strategy"] in r["command"]
         assert "-r %s" % r["runner"] in r["command"]
-        assert "--top-k %d" % jobs.TOP_K in r["command"]
+        assert "--measure %s --top-k %d" % (jobs.MEASURE, jobs.TOP_K) in r["command"]
+        assert ("--max-df" in r["command"]) == cut
 
 
 def test_shuffle_bytes_are_positive_per_step_and_add_up(quick_run):
     _, result, _ = quick_run
     for r in result["results"]:
         by_step = r["shuffle_bytes_by_step"]
-        assert len(by_step) == 3 and all(b > 0 for b in by_step)
+        assert len(by_step) == r["steps"] and all(b > 0 for b in by_step)
         assert r["shuffle_bytes"] == sum(by_step)
         assert r["shuffle_mb"] == pytest.approx(r["shuffle_bytes"] / 1e6)
+        st = result["corpora"][r["corpus"]]
+        assert r["shuffle_vs_estimate"] == pytest.approx(
+            r["shuffle_bytes"] / st["stripes_estimate_bytes"])
 
 
-def test_both_wires_find_the_same_pairs(quick_run):
+def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
     _, result, _ = quick_run
     rows = _rows(result)
-    for (corpus, wire, runner), c in rows.items():
-        if wire != "compact" or (corpus, "json", runner) not in rows:
-            continue
-        j = rows[corpus, "json", runner]
-        assert c["output_pairs"] == j["output_pairs"] > 0
-        assert c["output_lines"] == j["output_lines"] > 0
-        assert c["neighbours_sha256"] == j["neighbours_sha256"]
-        assert c["score_sum"] == pytest.approx(j["score_sum"], rel=1e-9)
-        assert c["partial_products"] == j["partial_products"]
-        assert c["pairs_scored"] == j["pairs_scored"]
-        # the same records cross the wire, each smaller in the compact encoding
-        assert 0 < c["shuffle_bytes"] < j["shuffle_bytes"]
-        assert c["bytes_vs_json"] == pytest.approx(c["shuffle_bytes"] / j["shuffle_bytes"])
-        assert j["bytes_vs_json"] == 1.0
-        # both runners run the same tasks on the same splits
-        for other in ("inline", "local"):
-            if (corpus, wire, other) in rows:
-                assert rows[corpus, wire, other]["shuffle_bytes_by_step"] == c[
-                    "shuffle_bytes_by_step"]
+    corpora = {c for c, _, _ in rows}
+    assert corpora == {c.name for c in jobs.QUICK_CORPORA}
+    for name in corpora:
+        st = result["corpora"][name]
+        runs = [r for (c, _, _), r in rows.items() if c == name]
+        assert {r["strategy"] for r in runs} == set(jobs.STRATEGIES)
+        for r in runs:
+            assert r["neighbours_sha256"] == st["floor_neighbours_sha256"]
+            assert r["output_lines"] == st["floor_output_lines"] > 0
+            assert r["output_pairs"] == st["floor_output_pairs"]
+            assert r["output_pairs"] <= jobs.TOP_K * r["output_lines"]
+            assert r["score_sum"] == pytest.approx(st["floor_score_sum"], rel=1e-12)
+    # blocks gives the same bytes on either runner, whatever its block count
+    local, inline = rows["dense-quick", "blocks", "local"], rows["dense-quick", "blocks", "inline"]
+    assert local["blocks"] > inline["blocks"] == 1
+    assert local["lines_sha256"] == inline["lines_sha256"]
 
 
-def test_job_counters_match_the_corpus_computed_with_numpy_and_scipy(quick_run):
+def test_job_counters_match_the_corpus_computed_with_scipy(quick_run):
     _, result, _ = quick_run
     for r in result["results"]:
         st = result["corpora"][r["corpus"]]
-        assert r["partial_products"] == st["partial_products"] > 0
-        assert r["pairs_scored"] == st["pairs"] > 0
-        assert r["sum_df2"] == st["sum_df2"]
-        # every vector with a neighbour gets a line of at most top-k neighbours
-        assert r["output_pairs"] <= jobs.TOP_K * r["output_lines"]
-        assert r["output_pairs"] <= 2 * st["pairs"]
+        w = r["work"]
+        assert w["pairs scored"] == st["pairs"] > 0
+        if r["strategy"] == "blocks":
+            assert w["block pairs"] == r["blocks"] * (r["blocks"] + 1) // 2
+            assert w["block entries sent"] == st["kept_nnz"] * r["blocks"]
+            assert w["products computed"] >= st["pairs"]
+        else:
+            assert w["partial products"] == st["partial_products"] > 0
+            assert w["stripe entries emitted"] > 0
     for c in result["consistency"]:
-        assert c["partial_products_match"] is True and c["pairs_scored_match"] is True
-        assert c["same_neighbours_as_json"] in (True, None)
+        assert c["pairs_scored_match"] is True and c["work_match"] is True
+        assert c["same_neighbours_as_floor"] is True
+        assert c["same_neighbours_as_blocks"] in (True, None)
 
 
-def test_corpora_stats_are_consistent(quick_run):
+def test_corpora_stats_and_the_floor(quick_run):
     _, result, _ = quick_run
+    assert list(result["corpora"]) == [c.name for c in jobs.QUICK_CORPORA]
     for name, st in result["corpora"].items():
-        spec = {c.name: c for c in jobs.QUICK_CORPORA}[name]
-        assert st["vectors"] == spec.vectors
-        assert st["scipy_wall_s"] == min(st["scipy_wall_s_all"]) > 0
+        spec = _spec(name)
+        assert st["vectors"] == spec.vectors and st["family"] == spec.family
+        assert st["floor_wall_s"] == min(st["floor_wall_s_all"]) > 0
+        assert st["floor_passes"] == len(st["floor_wall_s_all"]) == 3
         assert st["sum_df2"] >= 2 * st["partial_products"]
+        assert st["stripes_estimate_bytes"] == pytest.approx(
+            st["sum_df2"] / 2 * jobs.BYTES_PER_PARTIAL_PRODUCT)
+        n = st["vectors"]
+        assert st["pairs"] <= n * (n - 1) // 2
         if spec.max_df is None:
             assert st["features_dropped"] == 0 and st["kept_nnz"] == st["nnz"]
+            assert st["partial_products"] >= st["pairs"]
         else:
-            assert st["kept_nnz"] < st["nnz"]
+            assert st["kept_nnz"] < st["nnz"] and st["features_dropped"] > 0
+
+
+def test_task_memory_is_sampled_per_task(quick_run):
+    _, result, _ = quick_run
+    for r in result["results"]:
+        # VmHWM (sampled) and wait4's maxrss count the same pages a little
+        # differently
+        assert 0 < r["task_peak_rss_bytes"] <= 1.05 * r["max_rss_bytes"]
+        assert r["tree_pss_peak_bytes"] > 0 and r["memory_samples"] > 0
+        if r["runner"] == "inline":
+            assert r["task_peaks"] == {} and r["task_peak_rss_bytes"] == r["max_rss_bytes"]
+        else:
+            # a mapper and a reducer of each step, all seen by the sampler
+            kinds = set(r["task_peaks"])
+            assert {"step %d reducer" % (i + 1) for i in range(r["steps"])} <= kinds
+            assert "step 1 mapper" in kinds
+            assert r["task_processes_seen"] >= len(kinds)
+            assert r["task_peak_rss_bytes"] == max(r["task_peaks"].values())
+        assert r["largest_process"]["peak_rss_bytes"] >= r["task_peak_rss_bytes"] or (
+            r["runner"] == "inline")
 
 
 def test_quick_run_reports_each_target(quick_run):
     _, result, stdout = quick_run
+    w = jobs.WORKLOADS["quick"]
     ids = [c["id"] for c in result["checks"]]
-    runs = set(jobs.QUICK_RUNS)
-    for name in jobs.REFERENCE["quick"]:
-        for runner in ("local", "inline"):
-            if (name, "json", runner) in runs:
-                assert "bytes %s %s" % (name, runner) in ids
-            if (name, "compact", runner) in runs:
-                assert "scipy %s %s" % (name, runner) in ids
-        assert ("wall %s local" % name in ids) == ((name, "json", "local") in runs)
+    assert ids == ["floor %s" % w["dense"], "shuffle %s" % w["dense"],
+                   "memory %s" % w["dense"], "stripes %s inline" % w["W1"],
+                   "stripes %s inline" % w["W2"]]
     for c in result["checks"]:
-        assert c["measured"]
-        if c["id"].startswith("scipy") or c["id"].endswith(" f32"):
-            assert c["pass"] is None
-        else:
-            assert isinstance(c["pass"], bool)
-            assert re.search(r"^%s\s+%s\s" % (re.escape(c["id"]), common.pass_fail(c["pass"])),
-                             stdout, re.M)
+        assert c["measured"] and isinstance(c["pass"], bool)
+        assert re.search(r"^%s\s+%s\s" % (re.escape(c["id"]), common.pass_fail(c["pass"])),
+                         stdout, re.M)
+    assert result["summary"] and all(line in stdout for line in result["summary"])
+    assert re.search(r"^total [\d.]+ s", stdout, re.M)
 
 
 # -- the helpers, on literal input ---------------------------------------------------
@@ -172,3 +222,68 @@ def test_shuffle_bytes_sums_sorted_reducer_input_by_step(tmp_path):
         (d / "sorted-input").write_bytes(b"x" * size)
         (d / "other").write_bytes(b"y" * 100)
     assert jobs.shuffle_bytes(tmp_path) == [5, 11, 7]
+
+
+def test_task_label_names_mrjob_task_processes_only():
+    py = "/venv/bin/python"
+    assert jobs.task_label([py, "dot_products.py", "--step-num=0", "--mapper",
+                            "--top-k", "10"]) == "step 1 mapper"
+    assert jobs.task_label([py, "dot_products.py", "--step-num=2", "--reducer"]) == (
+        "step 3 reducer")
+    assert jobs.task_label(["/bin/sh", "-ex", "setup-wrapper.sh", py, "dot_products.py",
+                            "--step-num=0", "--mapper"]) is None
+    assert jobs.task_label([py, "-m", "mrjobs.dot_products", "in.jsonl", "-r", "local"]) is None
+    assert jobs.task_label(["sort", "-t", "\t", "-k", "1,1", "-s"]) is None
+    assert jobs.task_label(None) is None
+    assert jobs.process_name(["sort", "-s"]) == "sort"
+    assert jobs.process_name([py, "-m", "mrjobs.dot_products", "x"]) == (
+        "python -m mrjobs.dot_products")
+    assert jobs.process_name([py, "j.py", "--step-num=0", "--mapper"]) == "step 1 mapper"
+    peaks, n = jobs.task_peaks([
+        ([py, "j.py", "--step-num=1", "--reducer"], 30), ([py, "j.py", "--step-num=0",
+                                                          "--mapper"], 10),
+        ([py, "j.py", "--step-num=1", "--reducer"], 50), (["sort"], 999)])
+    assert peaks == {"step 1 mapper": 10, "step 2 reducer": 50} and n == 3
+    assert list(peaks) == ["step 1 mapper", "step 2 reducer"]
+
+
+def test_blocks_of_inverts_the_block_pair_count():
+    assert [jobs.blocks_of(b * (b + 1) // 2) for b in (1, 2, 3, 10, 50)] == [1, 2, 3, 10, 50]
+    assert jobs.blocks_of(None) is None and jobs.blocks_of(0) is None
+
+
+def test_floor_top_k_breaks_ties_by_smaller_column_and_skips_the_diagonal():
+    import numpy as np
+    import scipy.sparse as sp
+
+    # rows 0..3; row 0 ties with rows 1 and 2 (score 1), row 3 shares nothing
+    X = sp.csr_matrix(np.array([[1.0, 0, 0], [1.0, 0, 0], [1.0, 0, 0], [0, 0, 2.0]]))
+    r, c, s, products = jobs.floor_top_k(X, X.T.tocsr(), 1, "dot")
+    assert r.tolist() == [0, 1, 2] and c.tolist() == [1, 0, 0]
+    got = {(int(a), int(b)): float(x) for a, b, x in zip(r, c, s)}
+    assert got == {(0, 1): 1.0, (1, 0): 1.0, (2, 0): 1.0}
+    assert products == 9 + 1  # the 3x3 block of rows 0-2, and row 3 with itself
+    keys = np.array([bytes([i]) * 16 for i in range(4)], "S16")
+    d = jobs.neighbours_digest(keys, *jobs.floor_top_k(X, X.T.tocsr(), 2, "dot")[:3])
+    assert (d["output_lines"], d["output_pairs"], d["score_sum"]) == (3, 6, 6.0)
+
+
+@pytest.mark.parametrize("n_rows", [6, 40])
+def test_floor_top_k_matches_a_plain_sort(n_rows):
+    import numpy as np
+    import scipy.sparse as sp
+
+    # few features: most pairs share one; many rare ones: few pairs, rows
+    # with fewer than k neighbours
+    rng = np.random.default_rng(5)
+    feats = 3 if n_rows == 6 else 400
+    X = sp.random(n_rows, feats, density=0.5 if n_rows == 6 else 0.01, random_state=rng,
+                  format="csr")
+    X.data = np.round(X.data * 4) + 1.0  # small integers: exact ties
+    r, c, s, _ = jobs.floor_top_k(X, X.T.tocsr(), 2, "dot")
+    D = (X @ X.T).toarray()
+    want = []
+    for i in range(n_rows):
+        cand = sorted((-D[i, j], j) for j in range(n_rows) if j != i and D[i, j] != 0)
+        want += [(i, j, -x) for x, j in cand[:2]]
+    assert list(zip(r.tolist(), c.tolist(), s.tolist())) == want
