@@ -21,7 +21,8 @@ Steps
     ``--strategy blocks`` (default, :mod:`mrjobs.blocks`): block-pair
     reducers multiply blocks of whole vectors with scipy.sparse.
     ``--strategy stripes`` (:mod:`mrjobs.stripes`): posting lists emit every
-    partial product, summed per vector.  Both give the same pairs and scores.
+    partial product, summed per vector.  Both give the same pairs; scores
+    agree to the last bit or two (the additions run in another order).
 *rows*
     The reducer of a vector joins its partial rows, keeps the ``--top-k``
     best (score descending, ties by smaller UUID) and writes the output line.
