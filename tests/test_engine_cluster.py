@@ -10,11 +10,12 @@ stopped.  Every run here uses:
 - 3 reducers and at least 3 map tasks per step (``mapreduce.job.maps=4`` is
   Hadoop Streaming's split-size knob: its input format cuts each input into
   about that many splits), so binary keys are partitioned, and sorted runs
-  from several maps merged, across two NodeManagers;
+  from several maps merged, across two NodeManagers (the failing run has one
+  map, see there);
 - ``examples/conf/hadoop.mrjob.conf`` where a user would use it (map-output
   compression with its codec, container sizes, HDFS tmp dir).
 
-Each run costs 1-4 minutes on a 2-core machine, so each test combines cases.
+A job run costs 0.5-3 minutes on a 2-core machine, so each test combines cases.
 """
 import getpass
 import os
