@@ -10,11 +10,12 @@ stopped.  Every run here uses:
 - 3 reducers and at least 3 map tasks per step (``mapreduce.job.maps=4`` is
   Hadoop Streaming's split-size knob: its input format cuts each input into
   about that many splits), so binary keys are partitioned, and sorted runs
-  from several maps merged, across two NodeManagers;
+  from several maps merged, across two NodeManagers (the failing run has one
+  map, see there);
 - ``examples/conf/hadoop.mrjob.conf`` where a user would use it (map-output
   compression with its codec, container sizes, HDFS tmp dir).
 
-Each run costs 1-4 minutes on a 2-core machine, so each test combines cases.
+A job run costs 0.5-3 minutes on a 2-core machine, so each test combines cases.
 """
 import getpass
 import os
@@ -60,20 +61,24 @@ def group(step, name):
 
 
 def check_spread(run, steps):
-    """Every step ran >= 3 map tasks and 3 reduce tasks, on YARN."""
+    """Every step ran >= 3 map tasks and, if it has a reducer, 3 reduce tasks
+    (the first step always has one), on YARN."""
     assert len(run.step_counters) == steps
     for n, step in enumerate(run.step_counters):
         job = group(step, "Job Counters")
         assert job["Launched map tasks"] >= 3, (n, job)
-        assert job["Launched reduce tasks"] == 3, (n, job)
+        if n == 0 or "Launched reduce tasks" in job:
+            assert job["Launched reduce tasks"] == 3, (n, job)
     assert "Submitted application application_" in run.log      # YARN, not local mode
-    assert "hdfs://" in run.log or "hdfs:///" in run.log
+    assert "hdfs://" in run.log
 
 
 def check_compressed(run):
     """Map output went through the example conf's codec: what was written for
     the shuffle (materialized) is smaller than the records themselves."""
     for step in run.step_counters:
+        if "Launched reduce tasks" not in group(step, "Job Counters"):
+            continue                 # a map-only step has no shuffle
         mr = group(step, "Map-Reduce Framework")
         assert mr["Map output materialized bytes"] < mr["Map output bytes"], mr
 
@@ -172,9 +177,14 @@ def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streami
     out = "/out/strict"
     env = dict(clean_env(), **hadoop_cluster.env)
     env["MRSPARSE_PYTHON"] = PYTHON
+    # One map task, one attempt: mrjob 0.7.4 cannot tell which container ran
+    # the failed attempt here (it learns that from history logs whose names it
+    # expects to hold the user "hadoop"), so it takes the first task log with a
+    # Python command in it; with more maps, that of a map the AppMaster killed
+    # when the job failed may come first.  3 reducers still.
     cmd = [PYTHON, "-m", "mrjobs.inverted_index"] + cluster_args(
         hadoop_cluster, streaming_jar, task_python) + [
-        "-D", "mapreduce.map.maxattempts=1",    # no retries of the failing map
+        "-D", "mapreduce.job.maps=1", "-D", "mapreduce.map.maxattempts=1",
         "--strict", "--output-dir", "hdfs://" + out, hdfs_corpus]
     proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=900)
@@ -192,7 +202,8 @@ def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streami
     assert m, shown
     kind, line = m.group(2), m.group(3)
     assert any(bad.startswith(line) for bad in BAD_LINES[kind]), (kind, line)
-    assert int(m.group(1)) < 100     # a line of one split of about 90 lines
+    assert m.group(1) == "38" and kind == "malformed line"      # the first bad line
+    assert "Launched map tasks=1" in err
     # nothing half-written: no part file, no commit marker, no temporary dir
     ls = hadoop(hadoop_cluster, "fs", "-ls", "-R", out, check=False)
     assert ls.returncode != 0 or not ls.stdout.strip(), ls.stdout

@@ -35,6 +35,10 @@ def engine_env():
     mp.setenv("MRSPARSE_PYTHON", PYTHON)
     mp.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     mp.delenv("PYTHONPATH", raising=False)
+    # the launcher's target and log level are the tests' to choose: Hadoop's
+    # local mode unless a test names the cluster's conf dir (cluster_env)
+    for name in ("HADOOP_CONF_DIR", "MRSPARSE_HADOOP_JARS", "MRSPARSE_HADOOP_LOG"):
+        mp.delenv(name, raising=False)
     yield
     mp.undo()
 
