@@ -196,13 +196,15 @@ def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streami
     # the task's own error, which mrjob found in the NodeManagers' task logs
     # and shows as the cause: the file, the line, the kind, the line itself
     assert "Probable cause of failure" in err, shown
-    m = re.search(r"mrjobs\.parsing\.InputError: hdfs://localhost:\d+/data/corpus\.jsonl, "
+    # (one line, no traceback: mrjobs.base's task wrapper)
+    m = re.search(r"mrsparse: task failed: hdfs://localhost:\d+/data/corpus\.jsonl, "
                   r"line (\d+) of this task's input split: ([a-zA-Z ]+): .*\(line: b'(.*)'\)",
                   err)
     assert m, shown
     kind, line = m.group(2), m.group(3)
     assert any(bad.startswith(line) for bad in BAD_LINES[kind]), (kind, line)
     assert m.group(1) == "38" and kind == "malformed line"      # the first bad line
+    assert "Traceback" not in err, shown
     assert "Launched map tasks=1" in err
     # nothing half-written: no part file, no commit marker, no temporary dir
     ls = hadoop(hadoop_cluster, "fs", "-ls", "-R", out, check=False)
