@@ -8,6 +8,7 @@ and the df-cut), :mod:`mrjobs.stripes` and :mod:`mrjobs.blocks` (the two
 strategies of the dot-products job).
 """
 import codecs
+import glob
 import logging
 import os
 import sys
@@ -30,6 +31,7 @@ __all__ = ["SparseJob", "JobError", "INPUT", "DFCUT", "WORK", "SKIPPED", "packag
            "run_report"]
 
 log = logging.getLogger(__name__)
+
 
 class SparseJob(MRJob):
     """Base class of the mrsparse jobs (options, input, index, shipping)."""
@@ -177,7 +179,6 @@ class SparseJob(MRJob):
         for path in self._input_paths_to_check():
             if path == "-" or "://" in path:
                 continue
-            import glob
             if not glob.glob(path):
                 raise JobError("input path %s does not exist" % path)
 

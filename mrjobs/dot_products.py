@@ -160,6 +160,10 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
                 kwargs["extra_args"] = list(kwargs["extra_args"]) + ["--blocks", str(o.blocks)]
         return kwargs
 
+    def _input_paths_to_check(self):
+        q = self.options.queries
+        return super()._input_paths_to_check() + ([q] if q else [])
+
     def _default_blocks(self):
         """--blocks from the input's size (local files) and the runner's cores."""
         paths = list(self.options.args) + ([self.options.queries] if self.options.queries

@@ -142,3 +142,11 @@ def test_spark_with_a_local_master_defaults_to_the_launching_python():
     assert not job._runner_kwargs().get("python_bin")
     job = MRSparseDotProducts(["-r", "spark", "--no-conf", "--python-bin", "/opt/py/bin/python"])
     assert job._runner_kwargs()["python_bin"] in ("/opt/py/bin/python", ["/opt/py/bin/python"])
+
+
+def test_missing_queries_path_is_one_line(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    write_lines(path, LINES)
+    proc = launch(str(path), "--queries", str(tmp_path / "nope.jsonl"))
+    assert_no_traceback(proc)
+    assert "input path %s does not exist" % (tmp_path / "nope.jsonl") in proc.stderr
