@@ -660,10 +660,10 @@ def draw_chart(rows, sizes, path_dir, title):
             ax.plot([p[0] for p in pts], [p[1] for p in pts], label=labels.get(name, name),
                     ms=5, **styles.get(name, {}))
         if key == "bytes_per_entry":
-            ax.plot(xs, target_bytes(xs) / xs, color="black", ls=":", lw=1.5,
+            ax.plot(xs, target_bytes(xs) / xs, color="black", ls=(0, (6, 2, 1, 2)), lw=1.5,
                     label="target (24 + 24.5 n) / n")
         else:
-            ax.axhline(1000, color="black", ls=":", lw=1.5, label="1 GB/s")
+            ax.axhline(1000, color="0.45", ls=(0, (1, 2)), lw=1.5, label="1 GB/s")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(xs)
