@@ -44,7 +44,7 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe, block_pair_of
 
-from .buffers import BlockBuffer, PostingBuffer, RegroupBuffer
+from .buffers import BlockBuffer, PostingBuffer, RegroupBuffer, by_family
 from .counters import WORK
 from .kernels import top_k_groups
 
@@ -218,11 +218,7 @@ class BlocksStrategy:
 
     def reducer_regroup(self, doc, pieces):
         """A vector's kept features (prepared weights, whole-vector stat)."""
-        by_family = {}
-        for s in pieces:
-            by_family.setdefault(bool(s.query), []).append(s)
-        for query in sorted(by_family):
-            parts = by_family[query]
+        for query, parts in by_family(pieces):
             if len(parts) == 1:
                 ids, w = parts[0].ids, parts[0].values
             else:

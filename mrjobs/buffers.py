@@ -16,7 +16,17 @@ from mrcodecs.jobwire import Block, Stripe, block_pair_key
 from .counters import WORK
 from .kernels import group_starts, sort_sum
 
-__all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "BlockBuffer", "block_of"]
+__all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "BlockBuffer", "block_of",
+           "by_family"]
+
+
+def by_family(records):
+    """``(query, [records])`` for each family among a key's records (corpus
+    first, then queries): under ``--queries`` a vector id may be in both."""
+    families = {}
+    for r in records:
+        families.setdefault(bool(r.query), []).append(r)
+    return sorted(families.items(), key=lambda kv: kv[0])
 
 
 class PostingBuffer:

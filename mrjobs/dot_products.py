@@ -41,6 +41,7 @@ from mrcodecs.jobwire import Stripe
 from mrjobs.base import JobError, SparseJob
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, BlocksStrategy,
                            estimate_blocks, pair_memory_bytes)
+from mrjobs.buffers import by_family
 from mrjobs.counters import INPUT, WORK
 from mrjobs.index import IndexSteps
 from mrjobs.kernels import group_starts, top_k_order
@@ -273,11 +274,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         self._batch_entries = 0
 
     def reducer_vectors(self, doc, lines):
-        by_family = {}
-        for s in lines:
-            by_family.setdefault(bool(s.query), []).append(s)
-        for query in sorted(by_family):
-            parts = by_family[query]
+        for query, parts in by_family(lines):
             if len(parts) == 1:
                 ids, w = parts[0].ids, parts[0].values
             else:
