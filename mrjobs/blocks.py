@@ -46,7 +46,7 @@ from mrcodecs.jobwire import Stripe, block_pair_of
 
 from .buffers import BlockBuffer, PostingBuffer, RegroupBuffer, by_family
 from .counters import WORK
-from .kernels import top_k_groups
+from .kernels import group_starts, top_k_groups
 
 __all__ = ["BlocksStrategy", "estimate_blocks"]
 
@@ -321,9 +321,9 @@ class BlocksStrategy:
         if not groups.shape[0]:
             return
         scores = scores.astype(self.job.wire_dtype, copy=False)
-        bounds = np.flatnonzero(np.diff(groups)) + 1
-        starts = np.concatenate(([0], bounds)).tolist()
-        ends = np.concatenate((bounds, [groups.shape[0]])).tolist()
+        starts = group_starts(groups)
+        ends = np.append(starts[1:], groups.shape[0]).tolist()
+        starts = starts.tolist()
         ids = other_side.ids[others]
         raw = group_side.raw
         for s, e, g in zip(starts, ends, groups[starts].tolist()):

@@ -14,7 +14,7 @@ from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Block, Stripe, block_pair_key
 
 from .counters import WORK
-from .kernels import group_starts, sort_sum
+from .kernels import group_starts, sort_sum, top_k_groups
 
 __all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "BlockBuffer", "block_of",
            "by_family"]
@@ -154,7 +154,6 @@ class RegroupBuffer:
         if not self.n:
             self.clear()
             return
-        from .kernels import top_k_groups
         to = np.concatenate(self.to)
         values = np.concatenate(self.values).astype(self.dtype, copy=False)
         frm = np.frombuffer(b"".join(self.frm), to.dtype)[

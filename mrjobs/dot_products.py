@@ -430,18 +430,9 @@ def _refuse_overlap(inputs, queries, by_name=False):
 def _local_size(paths):
     """Total bytes of local input paths (files, directories, globs), or None
     if any is not a local path (or stdin)."""
-    total = 0
-    for p in paths:
-        if p == "-" or "://" in p:
-            return None
-        matches = glob.glob(p) or [p]
-        for m in matches:
-            if os.path.isdir(m):
-                for root, _, files in os.walk(m):
-                    total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
-            elif os.path.isfile(m):
-                total += os.path.getsize(m)
-    return total
+    if any(p == "-" or "://" in p for p in paths):
+        return None
+    return sum(os.path.getsize(f) for f in set().union(*map(_local_files, paths)))
 
 
 if __name__ == "__main__":

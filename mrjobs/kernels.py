@@ -14,7 +14,8 @@ EMPTY_IDS = np.empty(0, ID_DTYPE)
 
 
 def group_starts(sorted_ids):
-    """Indices where a new id begins in a sorted ``S16`` array.
+    """Indices where a new id begins in a sorted array (``S16`` ids, or any
+    other keys).
 
     Examples
     --------
@@ -126,10 +127,6 @@ def top_k_groups(groups, others, scores, k=None):
     if k is None or order.shape[0] == 0:
         return order
     g = groups[order]
-    starts = group_starts(g) if g.dtype == _ID else np.flatnonzero(
-        np.concatenate(([True], g[1:] != g[:-1])))
+    starts = group_starts(g)
     first = np.repeat(starts, np.diff(np.append(starts, g.shape[0])))
     return order[np.arange(g.shape[0]) - first < k]
-
-
-_ID = ID_DTYPE

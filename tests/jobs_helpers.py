@@ -1,6 +1,8 @@
 """Shared helpers of the job tests: an independent reader of the input
 formats and a scipy oracle for every measure."""
 import json
+import os
+import sys
 import uuid
 
 import numpy as np
@@ -114,3 +116,22 @@ def top_k(expected, k):
     """The oracle's top-k per vector: score descending, ties by UUID bytes."""
     return {d: dict(sorted(row.items(), key=lambda kv: (-kv[1], kv[0].bytes))[:k])
             for d, row in expected.items()}
+
+
+def bare_python(tmp_path, packages=("numpy", "scipy")):
+    """This interpreter without site-packages, plus ``packages`` alone: a
+    cluster node with those, without mrjob, mrsparse, setuptools or
+    standard-pipes (the tasks must get them from the shipped zips)."""
+    import numpy
+    site = os.path.dirname(os.path.dirname(numpy.__file__))
+    only = tmp_path / ("%s-only" % "-".join(packages))
+    only.mkdir()
+    for name in packages:
+        for entry in (name, name + ".libs"):
+            if os.path.exists(os.path.join(site, entry)):
+                os.symlink(os.path.join(site, entry), only / entry)
+    exe = tmp_path / "bare-python"
+    exe.write_text('#!/bin/sh\nPYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}%s" exec %s -S "$@"\n'
+                   % (only, os.path.realpath(sys.executable)))
+    exe.chmod(0o755)
+    return str(exe)

@@ -1,5 +1,4 @@
 """MRSparseDotProducts against a scipy oracle, option by option."""
-import sys
 import uuid
 import weakref
 
@@ -10,7 +9,7 @@ from mrcodecs import ID_DTYPE, VectorProtocol
 from mrcodecs.jobwire import Stripe
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.testing import run_job, write_lines
-from tests.jobs_helpers import assert_scores_close, corpus, oracle, top_k
+from tests.jobs_helpers import assert_scores_close, bare_python, corpus, oracle, top_k
 
 LINES = corpus()
 
@@ -250,25 +249,6 @@ def test_reducer_never_holds_all_stripes_of_a_popular_vector(strategy):
     assert peak[0] <= 20, peak[0]
 
 
-def _bare_python(tmp_path):
-    """A Python that has numpy and scipy but neither mrjob nor mrsparse, like a
-    cluster node: the venv's interpreter without site-packages, plus numpy and
-    scipy alone."""
-    import os
-
-    site = os.path.dirname(os.path.dirname(np.__file__))
-    only = tmp_path / "numpy-scipy-only"
-    only.mkdir()
-    for name in ("numpy", "numpy.libs", "scipy", "scipy.libs"):
-        if os.path.exists(os.path.join(site, name)):
-            os.symlink(os.path.join(site, name), only / name)
-    exe = tmp_path / "bare-python"
-    exe.write_text('#!/bin/sh\nPYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}%s" exec %s -S "$@"\n'
-                   % (only, os.path.realpath(sys.executable)))
-    exe.chmod(0o755)
-    return str(exe)
-
-
 @pytest.mark.parametrize("args, bare", [
     ([], False),
     (["--measure", "jaccard", "--top-k", "4", "--wire", "json"], True),
@@ -279,7 +259,7 @@ def test_local_runner_matches_inline(args, bare, tmp_path, strategy):
     extra = ["--jobconf", "mapreduce.job.maps=2", "--jobconf", "mapreduce.job.reduces=2"]
     if bare:
         # the tasks can only import mrcodecs and mrjobs from the zip the job ships
-        extra += ["--python-bin", _bare_python(tmp_path)]
+        extra += ["--python-bin", bare_python(tmp_path)]
     local = run(args + extra, lines=lines, runner="local")
     assert local.lines == inline.lines
     # combining depends on how records fall into tasks; the work itself does not

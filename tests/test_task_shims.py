@@ -17,13 +17,13 @@ import sys
 import warnings
 import zipfile
 
-import numpy as np
 import pytest
 
 import mrcodecs
 from mrjobs import base
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.testing import run_job
+from tests import jobs_helpers
 from tests.jobs_helpers import corpus
 
 SHIMS = os.path.join(os.path.dirname(os.path.abspath(mrcodecs.__file__)), "_shims")
@@ -35,17 +35,7 @@ NEWER = sys.version_info >= (3, 13)  # no pipes either
 def bare_python(tmp_path):
     """This interpreter without site-packages, plus numpy alone: a cluster
     node with numpy, without setuptools, standard-pipes or mrjob."""
-    site = os.path.dirname(os.path.dirname(np.__file__))
-    only = tmp_path / "numpy-only"
-    only.mkdir()
-    for name in ("numpy", "numpy.libs"):
-        if os.path.exists(os.path.join(site, name)):
-            os.symlink(os.path.join(site, name), only / name)
-    exe = tmp_path / "bare-python"
-    exe.write_text('#!/bin/sh\nPYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}%s" exec %s -S "$@"\n'
-                   % (only, os.path.realpath(sys.executable)))
-    exe.chmod(0o755)
-    return str(exe)
+    return jobs_helpers.bare_python(tmp_path, ("numpy",))
 
 
 PACKAGE_ZIP = base.package_zip

@@ -211,21 +211,32 @@ def decode_stripe(data, what="stripe value"):
     return _decode_stripe_raw(unescape(data, what), what)
 
 
-def _decode_stripe_raw(raw, what):
+def _header(raw, what, header, fields, kind, name, known_flags):
+    """The unpacked header of a record (kind, flags, counts...), after the
+    checks every record kind makes: long enough, its kind byte, no unknown
+    flag bits."""
     size = len(raw)
-    if size < _HEADER_SIZE:
+    if size < header.size:
         raise DecodeError(
-            "cannot decode %s: expected a %d-byte header (kind, flags, count), found %d "
-            "bytes after unescaping (%.60r)" % (what, _HEADER_SIZE, size, bytes(raw[:60])))
-    kind, flags, n = _HEADER.unpack_from(raw)
-    if kind != KIND_STRIPE:
+            "cannot decode %s: expected a %d-byte header (%s), found %d bytes after "
+            "unescaping (%.60r)" % (what, header.size, fields, size, bytes(raw[:60])))
+    values = header.unpack_from(raw)
+    if values[0] != kind:
         raise DecodeError(
-            "cannot decode %s: expected kind byte 0x%02X (stripe) at byte offset 0, "
-            "found 0x%02X" % (what, KIND_STRIPE, kind))
-    if flags & ~_KNOWN_FLAGS:
+            "cannot decode %s: expected kind byte 0x%02X (%s) at byte offset 0, "
+            "found 0x%02X" % (what, kind, name, values[0]))
+    flags = values[1]
+    if flags & ~known_flags:
         raise DecodeError(
             "cannot decode %s: unknown flag bits 0x%02X in flags byte 0x%02X at byte "
-            "offset 1" % (what, flags & ~_KNOWN_FLAGS, flags))
+            "offset 1" % (what, flags & ~known_flags, flags))
+    return values
+
+
+def _decode_stripe_raw(raw, what):
+    size = len(raw)
+    _, flags, n = _header(raw, what, _HEADER, "kind, flags, count", KIND_STRIPE, "stripe",
+                          _KNOWN_FLAGS)
     dt = _F32 if flags & FLAG_FLOAT32 else _F64
     pos = _HEADER_SIZE
     self_stat = None
@@ -410,20 +421,8 @@ def decode_block(data, what="block value"):
 
 def _decode_block_raw(raw, what):
     size = len(raw)
-    if size < _BLOCK_HEADER_SIZE:
-        raise DecodeError(
-            "cannot decode %s: expected a %d-byte header (kind, flags, vectors, entries), "
-            "found %d bytes after unescaping (%.60r)"
-            % (what, _BLOCK_HEADER_SIZE, size, bytes(raw[:60])))
-    kind, flags, n, nnz = _BLOCK_HEADER.unpack_from(raw)
-    if kind != KIND_BLOCK:
-        raise DecodeError(
-            "cannot decode %s: expected kind byte 0x%02X (block) at byte offset 0, "
-            "found 0x%02X" % (what, KIND_BLOCK, kind))
-    if flags & ~_BLOCK_FLAGS:
-        raise DecodeError(
-            "cannot decode %s: unknown flag bits 0x%02X in flags byte 0x%02X at byte "
-            "offset 1" % (what, flags & ~_BLOCK_FLAGS, flags))
+    _, flags, n, nnz = _header(raw, what, _BLOCK_HEADER, "kind, flags, vectors, entries",
+                               KIND_BLOCK, "block", _BLOCK_FLAGS)
     dt = _F32 if flags & FLAG_FLOAT32 else _F64
     has_stats = flags & FLAG_STATS
     expected = (_BLOCK_HEADER_SIZE + n * (16 + 4 + (8 if has_stats else 0))
