@@ -50,11 +50,13 @@ def test_inverted_index_compact_output_with_example_conf(streaming_jar, hadoop_t
     assert "Running step 1 of 1" in run.log
 
 
-def test_dot_products_cosine_top_k_max_df(streaming_jar, hadoop_tmp, corpus_files):
+@pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+def test_dot_products_cosine_top_k_max_df(streaming_jar, hadoop_tmp, corpus_files, strategy):
     corpus, _ = corpus_files
-    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF)]
+    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF),
+            "--strategy", strategy]
     run = run_cli(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
-        streaming_jar, hadoop_tmp / "cosine") + args + [corpus])
+        streaming_jar, hadoop_tmp / ("cosine-" + strategy)) + args + [corpus])
     inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
     got, want = as_dict(run), as_dict(inline)
     assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= set(want)

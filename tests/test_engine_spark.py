@@ -40,9 +40,11 @@ def test_compact_output_is_refused_on_spark():
     MRInvertedIndex(["-r", "spark", "in.txt"])           # JSON output: fine
 
 
-def test_dot_products_cosine_top_k_max_df(corpus_files):
+@pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+def test_dot_products_cosine_top_k_max_df(corpus_files, strategy):
     corpus, _ = corpus_files
-    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF)]
+    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF),
+            "--strategy", strategy]
     run = run_cli(MRSparseDotProducts, ["--no-conf"] + spark_args() + args + [corpus])
     inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
     got, want = dict(run.output), dict(inline.output)
