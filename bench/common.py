@@ -1,11 +1,11 @@
 """Plumbing shared by the benchmarks: machine facts, timing, tables, JSON, charts.
 
-A benchmark module builds its rows, prints them with :func:`print_table`,
-saves them with :func:`write_results` and draws them with :func:`pyplot` and
+A benchmark builds its rows, prints them with :func:`print_table` and its
+targets with :func:`print_checks`, saves them with :func:`write_results` and
+draws them with :func:`pyplot`, :func:`plot_series`, :func:`log_axes` and
 :func:`save_figure`.  Nothing here asserts on speed: benchmarks report.
+``BENCH_QUICK=1`` makes every benchmark default to its quick mode.
 
-Examples
---------
 >>> rows = [{"fmt": "a", "mbps": 1234.5}, {"fmt": "bb", "mbps": 7.25}]
 >>> print(format_table(rows, [("fmt", "format"), ("mbps", "MB/s", "{:,.1f}")]))
 format     MB/s
@@ -25,56 +25,44 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-__all__ = [
-    "REPO_ROOT",
-    "RESULTS_DIR",
-    "machine_info",
-    "write_results",
-    "format_table",
-    "print_table",
-    "pass_fail",
-    "seconds_per_pass",
-    "passes_for",
-    "pyplot",
-    "save_figure",
-]
-
 #: the repository root (the folder that holds ``bench/``)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: where results go unless a benchmark is told otherwise (``--out``)
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: ``BENCH_QUICK=1 make bench`` runs every benchmark in its quick mode
+QUICK_ENV = "BENCH_QUICK"
+
+
+def quick_default():
+    """True when the environment asks for quick runs (``BENCH_QUICK=1``)."""
+    return os.environ.get(QUICK_ENV, "").lower() in ("1", "yes", "true")
+
+
+def logger():
+    """A ``log(message)`` printing the seconds since it was made; ``log.elapsed()``."""
+    started = time.perf_counter()
+
+    def log(msg):
+        print("[%6.1fs] %s" % (time.perf_counter() - started, msg), flush=True)
+    log.elapsed = lambda: time.perf_counter() - started
+    return log
 
 
 # -- machine facts ------------------------------------------------------------
 
-def _cpu_model():
+def _first_field(path, prefix):
     try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+        with open(path, encoding="ascii", errors="replace") as f:
+            return next((line.split(":", 1)[1].strip() for line in f
+                         if line.startswith(prefix)), None)
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _mem_total_bytes():
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+        return None
 
 
 def _git(*args):
     try:
-        out = subprocess.run(
-            ("git",) + args, cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.SubprocessError):
+        out = subprocess.run(("git",) + args, cwd=REPO_ROOT, capture_output=True, text=True)
+    except OSError:
         return None
     return out.stdout.strip() if out.returncode == 0 else None
 
@@ -86,32 +74,18 @@ def _version(dist):
         return None
 
 
-def machine_info(packages=("numpy", "mrjob", "ujson")):
-    """Facts about this machine and run, to store next to the numbers.
-
-    Parameters
-    ----------
-    packages : sequence of str
-        Distributions whose installed versions to record (None if absent).
-
-    Returns
-    -------
-    dict
-        ``cpu_model``, ``cpu_count``, ``cpus_usable``, ``mem_total_bytes``,
-        ``platform``, ``python``, ``versions``, ``date`` (UTC, ISO 8601),
-        ``git_commit`` (None before the first commit), ``git_dirty``,
-        ``loadavg`` (1, 5, 15 min: how busy the machine was).
-    """
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        usable = os.cpu_count()
+def machine_info(packages=("numpy", "scipy", "mrjob", "ujson", "sparse-dot-topn")):
+    """Facts about this machine and run to store next to the numbers: CPU, memory,
+    platform, Python, package versions, date (UTC), git commit and whether the
+    tree was dirty, load averages (how busy the machine was)."""
+    mem = _first_field("/proc/meminfo", "MemTotal:")
     status = _git("status", "--porcelain")
     return {
-        "cpu_model": _cpu_model(),
+        "cpu_model": _first_field("/proc/cpuinfo", "model name") or platform.machine(),
         "cpu_count": os.cpu_count(),
-        "cpus_usable": usable,
-        "mem_total_bytes": _mem_total_bytes(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+        else os.cpu_count(),
+        "mem_total_bytes": int(mem.split()[0]) * 1024 if mem else None,
         "platform": platform.platform(),
         "python": "%s %s" % (platform.python_implementation(), platform.python_version()),
         "versions": {name: _version(name) for name in packages},
@@ -125,40 +99,11 @@ def machine_info(packages=("numpy", "mrjob", "ujson")):
 # -- results ------------------------------------------------------------------
 
 def _jsonable(obj):
-    """``json.dump`` default: numpy scalars and arrays, paths."""
     if hasattr(obj, "tolist"):  # numpy scalar or array
         return obj.tolist()
     if isinstance(obj, Path):
         return str(obj)
     raise TypeError("not JSON serializable: %s %.60r" % (type(obj).__name__, obj))
-
-
-def write_results(name, data, directory=None):
-    """Write ``<directory>/<name>.json`` and return its path.
-
-    The file holds ``{"benchmark": name, "machine": machine_info(), **data}``
-    (a ``machine`` entry in ``data`` wins).  Floats that are not finite are
-    written as ``null`` so the file stays strict JSON.
-
-    Parameters
-    ----------
-    name : str
-        File stem, e.g. ``"wire"``.
-    data : dict
-        The results; numpy scalars and arrays are converted.
-    directory : path-like, optional
-        Default :data:`RESULTS_DIR`; created if missing.
-    """
-    directory = Path(directory) if directory is not None else RESULTS_DIR
-    directory.mkdir(parents=True, exist_ok=True)
-    payload = {"benchmark": name, "machine": machine_info()}
-    payload.update(data)
-    text = json.dumps(_finite(payload), indent=2, default=_jsonable, allow_nan=False)
-    path = directory / ("%s.json" % name)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    tmp.replace(path)  # readers never see half a file
-    return path
 
 
 def _finite(obj):
@@ -171,58 +116,49 @@ def _finite(obj):
     return obj
 
 
+def write_results(name, data, directory=None):
+    """Write ``{"benchmark": name, "machine": machine_info(), **data}`` to
+    ``<directory>/<name>.json`` (strict JSON: non-finite floats become null;
+    numpy values converted) and return its path."""
+    directory = Path(directory) if directory is not None else RESULTS_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    payload = {"benchmark": name, "machine": machine_info(), **data}
+    text = json.dumps(_finite(json.loads(json.dumps(payload, default=_jsonable))), indent=2,
+                      allow_nan=False)
+    path = directory / ("%s.json" % name)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.replace(path)  # readers never see half a file
+    return path
+
+
 # -- tables -------------------------------------------------------------------
 
-def _column(spec):
-    if isinstance(spec, str):
-        return spec, spec, "{}"
-    key = spec[0]
-    header = spec[1] if len(spec) > 1 else key
-    fmt = spec[2] if len(spec) > 2 else "{}"
-    return key, header, fmt
-
-
 def _cell(value, fmt):
-    if value is None:
+    if value is None or isinstance(value, float) and not math.isfinite(value):
         return "-"
     if isinstance(value, bool):
         return "PASS" if value else "FAIL"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "-"
     return fmt.format(value)
 
 
 def format_table(rows, columns):
-    """Render ``rows`` (dicts) as an aligned plain-text table.
-
-    Parameters
-    ----------
-    rows : iterable of dict
-    columns : sequence
-        Each a key, or ``(key, header)``, or ``(key, header, format_string)``.
-        Numbers are right-aligned, text left-aligned; a missing value or a
-        non-finite float prints as ``-``, a bool as ``PASS``/``FAIL``.
-    """
-    cols = [_column(c) for c in columns]
+    """``rows`` (dicts) as an aligned plain-text table.  ``columns``: each a key,
+    ``(key, header)`` or ``(key, header, format)``.  Numbers right-aligned;
+    missing or non-finite values print ``-``, bools ``PASS``/``FAIL``."""
+    cols = [(c,) if isinstance(c, str) else tuple(c) for c in columns]
+    cols = [(c[0], c[1] if len(c) > 1 else c[0], c[2] if len(c) > 2 else "{}") for c in cols]
     rows = list(rows)
     cells = [[_cell(r.get(k), f) for k, _, f in cols] for r in rows]
-    right = [
-        all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)
-            for r in rows if r.get(k) is not None)
-        for k, _, _ in cols
-    ]
-    widths = [
-        max([len(h)] + [len(c[i]) for c in cells]) for i, (_, h, _) in enumerate(cols)
-    ]
+    right = [all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)
+                 for r in rows if r.get(k) is not None) for k, _, _ in cols]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, (_, h, _) in enumerate(cols)]
 
     def line(values):
-        return "  ".join(
-            v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)
-        ).rstrip()
-
-    out = [line([h for _, h, _ in cols]), "  ".join("-" * w for w in widths)]
-    out.extend(line(c) for c in cells)
-    return "\n".join(out)
+        return "  ".join(v.rjust(w) if r else v.ljust(w)
+                         for v, w, r in zip(values, widths, right)).rstrip()
+    return "\n".join([line([h for _, h, _ in cols]), "  ".join("-" * w for w in widths)]
+                     + [line(c) for c in cells])
 
 
 def print_table(rows, columns, title=None, file=None):
@@ -230,8 +166,7 @@ def print_table(rows, columns, title=None, file=None):
     file = file if file is not None else sys.stdout
     if title:
         print("\n" + title, file=file)
-    print(format_table(rows, columns), file=file)
-    file.flush()
+    print(format_table(rows, columns), file=file, flush=True)
 
 
 def pass_fail(ok):
@@ -239,30 +174,35 @@ def pass_fail(ok):
     return "PASS" if ok else "FAIL"
 
 
+def check(cid, target, measured, ok):
+    """A target's row: ``id``, ``target``, ``measured`` (text), ``pass`` (bool or None)."""
+    return {"id": cid, "target": target, "measured": measured, "pass": ok}
+
+
+def print_checks(checks, file=None):
+    """Print the targets: id, PASS/FAIL, target, what was measured."""
+    print_table(checks, [("id", "check"), ("pass", "result"), ("target", "target"),
+                         ("measured", "measured")], title="Targets", file=file)
+
+
+def size_label(n):
+    """``"1.23 GB"``, ``"45 MB"`` or ``"6.7 MB"``."""
+    return "%.2f GB" % (n / 1e9) if n >= 1e9 else "%.0f MB" % (n / 1e6) if n >= 1e7 else (
+        "%.1f MB" % (n / 1e6))
+
+
 # -- timing -------------------------------------------------------------------
 
 def seconds_per_pass(run, passes=1):
-    """Wall and CPU time of ``run()`` per call, over ``passes`` back-to-back calls.
-
-    Returns
-    -------
-    (float, float)
-        ``(wall, cpu)`` seconds per call.  CPU time is this process's
-        (``time.process_time``): on a shared machine it leaves out the time the
-        process waited for a core, so for single-threaded code it estimates the
-        wall time on an idle machine.
-
-    Young garbage is collected first so that one measurement does not pay
-    for the garbage of the one before.
-    """
+    """``(wall, cpu)`` seconds per call of ``run()`` over ``passes`` calls.  CPU is
+    this process's (``time.process_time``): for single-threaded code it leaves
+    out the time spent waiting for a core on a shared machine.  Young garbage
+    is collected first, so one measurement does not pay for the last one's."""
     gc.collect(0)
-    c0 = time.process_time()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     for _ in range(passes):
         run()
-    wall = time.perf_counter() - t0
-    cpu = time.process_time() - c0
-    return wall / passes, cpu / passes
+    return (time.perf_counter() - t0) / passes, (time.process_time() - c0) / passes
 
 
 def passes_for(seconds_one_pass, min_time):
@@ -284,12 +224,28 @@ def pyplot():
     return plt
 
 
+def plot_series(ax, points, **style):
+    """Plot ``[(x, y)]`` sorted by x, leaving out points whose y is None or 0."""
+    points = sorted((x, y) for x, y in points if y)
+    if points:
+        ax.plot([p[0] for p in points], [p[1] for p in points], **style)
+
+
+def log_axes(ax, xlabel, ylabel, title=None, logx=True, logy=True):
+    """Label an axis pair; log scales; a light grid."""
+    ax.set_xscale("log" if logx else "linear")
+    ax.set_yscale("log" if logy else "linear")
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.25)
+
+
 def save_figure(fig, name, directory=None, dpi=110):
     """Save ``fig`` as ``<directory>/<name>.png``, close it, return the path."""
     directory = Path(directory) if directory is not None else RESULTS_DIR
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / ("%s.png" % name)
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
-    fig.canvas.figure.clf()
     pyplot().close(fig)
     return path

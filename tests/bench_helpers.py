@@ -1,17 +1,65 @@
-"""Shared by the benchmark tests: run a benchmark module in its quick mode."""
+"""Shared by the benchmark tests: one quick run of a benchmark, reported once.
+
+A module-scoped fixture that raises is re-raised for every test that uses
+it (the same traceback once a test); :class:`QuickRun` instead fails the
+first test that asks for a failed run, with the run's output, and skips the
+others with one line.  No timeout: a slow machine makes the run slow, not
+failed.  :meth:`QuickRun.close` removes every file the run wrote.
+"""
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_quick(module, name, out):
-    """Run ``python -m bench.<module> --quick --out OUT``; return (out, results, stdout)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.%s" % module, "--quick", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out, json.loads((out / ("%s.json" % name)).read_text()), proc.stdout
+class QuickRun:
+    """``python -m bench.<module> --quick --out DIRECTORY [extra...]``, run on first use."""
+
+    def __init__(self, module, directory, *extra):
+        self.module, self.out, self.extra = module, Path(directory), extra
+        self._result = self._error = None
+        self._reported = False
+
+    def get(self):
+        """``(out directory, results JSON, stdout)`` of the run."""
+        if self._result is None and self._error is None:
+            self._run()
+        if self._error is None:
+            return self._result
+        if not self._reported:
+            self._reported = True
+            pytest.fail(self._error, pytrace=False)
+        pytest.skip("python -m bench.%s --quick failed: reported once, by the first test "
+                    "that used it" % self.module)
+
+    def _run(self):
+        cmd = [sys.executable, "-m", "bench.%s" % self.module, "--quick", "--out",
+               str(self.out)] + [a.format(out=self.out) for a in self.extra]
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+        if proc.returncode != 0:
+            self._error = "python %s exited %d; its output ends:\n%s" % (
+                " ".join(cmd[1:]), proc.returncode, (proc.stdout + proc.stderr)[-4000:])
+            return
+        self._result = (self.out, json.loads((self.out / ("%s.json" % self.module)).read_text()),
+                        proc.stdout)
+
+    def close(self):
+        """Remove the output directory and everything in it."""
+        shutil.rmtree(self.out, ignore_errors=True)
+
+
+def quick_run_fixture(module, *extra):
+    """A module-scoped fixture of a :class:`QuickRun`, removed at teardown."""
+    @pytest.fixture(scope="module")
+    def quick_run(tmp_path_factory):
+        run = QuickRun(module, tmp_path_factory.mktemp(module), *extra)
+        try:
+            yield run
+        finally:
+            run.close()
+    return quick_run

@@ -6,6 +6,7 @@ the counters must match the corpus, the shuffle byte counts must be real file
 sizes that add up, task memory must be sampled, and every target must be
 reported.
 """
+import json
 import re
 import sys
 from pathlib import Path
@@ -16,8 +17,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # ``bench`` is a folder of the repo, not installed
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import common, jobs  # noqa: E402
-from tests.bench_helpers import run_quick  # noqa: E402
+from bench import common, floor, jobs, measure, profiling, textcorpus  # noqa: E402
+from tests.bench_helpers import quick_run_fixture  # noqa: E402
 
 ROW_FIELDS = {
     "corpus", "family", "vectors", "strategy", "runner", "command", "blocks", "steps",
@@ -27,6 +28,7 @@ ROW_FIELDS = {
     "tree_pss_peak_bytes", "memory_samples", "shuffle_bytes", "shuffle_bytes_by_step",
     "output_lines", "output_pairs", "output_bytes", "output_sha256", "lines_sha256",
     "neighbours_sha256", "score_sum", "work", "counters", "wall_vs_floor", "cpu_vs_floor",
+    "wall_vs_topn", "cpu_vs_topn",
     "wall_vs_stripes", "cpu_vs_stripes", "shuffle_vs_estimate", "shuffle_mb",
     "task_peak_mb", "max_rss_mb", "tree_pss_mb",
 }
@@ -35,9 +37,8 @@ STEPS = {("blocks", False): 3, ("blocks", True): 5, ("stripes", False): 4,
          ("stripes", True): 4}
 
 
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    return run_quick("jobs", "jobs", tmp_path_factory.mktemp("jobs"))
+# the job runs' files go to {out}/work, removed with the rest at teardown
+quick_run = quick_run_fixture("jobs", "--workdir", "{out}/work")
 
 
 def _rows(result):
@@ -48,8 +49,13 @@ def _spec(name):
     return {c.name: c for c in jobs.QUICK_CORPORA}[name]
 
 
+def _strategies(name):
+    """The strategies the quick plan runs on a corpus: not stripes on text."""
+    return ("blocks",) if _spec(name).source == "text" else jobs.STRATEGIES
+
+
 def test_quick_run_writes_json_chart_and_profiles(quick_run):
-    out, result, _ = quick_run
+    out, result, _ = quick_run.get()
     assert result["benchmark"] == "jobs"
     s = result["settings"]
     assert s["quick"] is True
@@ -64,7 +70,7 @@ def test_quick_run_writes_json_chart_and_profiles(quick_run):
         assert "Profile: --strategy %s" % p["strategy"] in text
         assert p["profiled_total_s"] > 0
         assert "ncalls" in p["top_tottime"] and "ncalls" in p["top_cumulative"]
-        assert [x["part"] for x in p["parts"]] == [x[0] for x in jobs.PROFILE_PARTS]
+        assert [x["part"] for x in p["parts"]] == [x[0] for x in profiling.PROFILE_PARTS]
         found = {x["part"] for x in p["parts"] if x["cum_s"] is not None}
         # the spec names functions that exist and ran: each strategy's own
         # reducers, the vectors step and the rows step
@@ -79,7 +85,7 @@ def test_quick_run_writes_json_chart_and_profiles(quick_run):
 
 
 def test_quick_run_has_one_complete_row_per_planned_run(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     rows = _rows(result)
     assert list(rows) == [tuple(r) for r in result["settings"]["runs"]]
     assert set(rows) == set(jobs.QUICK_RUNS)
@@ -96,7 +102,7 @@ def test_quick_run_has_one_complete_row_per_planned_run(quick_run):
 
 
 def test_shuffle_bytes_are_positive_per_step_and_add_up(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     for r in result["results"]:
         by_step = r["shuffle_bytes_by_step"]
         assert len(by_step) == r["steps"] and all(b > 0 for b in by_step)
@@ -108,14 +114,14 @@ def test_shuffle_bytes_are_positive_per_step_and_add_up(quick_run):
 
 
 def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     rows = _rows(result)
     corpora = {c for c, _, _ in rows}
     assert corpora == {c.name for c in jobs.QUICK_CORPORA}
     for name in corpora:
         st = result["corpora"][name]
         runs = [r for (c, _, _), r in rows.items() if c == name]
-        assert {r["strategy"] for r in runs} == set(jobs.STRATEGIES)
+        assert {r["strategy"] for r in runs} == set(_strategies(name))
         for r in runs:
             assert r["neighbours_sha256"] == st["floor_neighbours_sha256"]
             assert r["output_lines"] == st["floor_output_lines"] > 0
@@ -129,7 +135,7 @@ def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
 
 
 def test_job_counters_match_the_corpus_computed_with_scipy(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     for r in result["results"]:
         st = result["corpora"][r["corpus"]]
         w = r["work"]
@@ -143,12 +149,12 @@ def test_job_counters_match_the_corpus_computed_with_scipy(quick_run):
             assert w["stripe entries emitted"] > 0
     for c in result["consistency"]:
         assert c["pairs_scored_match"] is True and c["work_match"] is True
-        assert c["same_neighbours_as_floor"] is True
+        assert c["same_neighbours_as_floor"] is True and c["same_neighbours_as_topn"] is True
         assert c["same_neighbours_as_blocks"] in (True, None)
 
 
 def test_corpora_stats_and_the_floor(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     assert list(result["corpora"]) == [c.name for c in jobs.QUICK_CORPORA]
     for name, st in result["corpora"].items():
         spec = _spec(name)
@@ -160,6 +166,10 @@ def test_corpora_stats_and_the_floor(quick_run):
             st["sum_df2"] / 2 * jobs.BYTES_PER_PARTIAL_PRODUCT)
         n = st["vectors"]
         assert st["pairs"] <= n * (n - 1) // 2
+        # sparse_dot_topn (2 threads) finds the floor's neighbours
+        assert st["topn_wall_s"] > 0 and st["topn_threads"] == floor.TOPN_THREADS
+        assert st["topn_neighbours_sha256"] == st["floor_neighbours_sha256"]
+        assert st["topn_score_sum"] == pytest.approx(st["floor_score_sum"], rel=1e-12)
         if spec.max_df is None:
             assert st["features_dropped"] == 0 and st["kept_nnz"] == st["nnz"]
             assert st["partial_products"] >= st["pairs"]
@@ -168,7 +178,7 @@ def test_corpora_stats_and_the_floor(quick_run):
 
 
 def test_task_memory_is_sampled_per_task(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     for r in result["results"]:
         # VmHWM (sampled) and wait4's maxrss count the same pages a little
         # differently
@@ -188,17 +198,17 @@ def test_task_memory_is_sampled_per_task(quick_run):
 
 
 def test_quick_run_reports_each_target(quick_run):
-    _, result, stdout = quick_run
+    _, result, stdout = quick_run.get()
     w = jobs.WORKLOADS["quick"]
     ids = [c["id"] for c in result["checks"]]
     assert ids == ["floor %s" % w["dense"], "shuffle %s" % w["dense"],
                    "memory %s" % w["dense"], "stripes %s inline" % w["W1"],
-                   "stripes %s inline" % w["W2"]]
+                   "stripes %s inline" % w["W2"], "text %s inline" % w["text"],
+                   "text %s local" % w["text"]]
     for c in result["checks"]:
         assert c["measured"] and isinstance(c["pass"], bool)
         assert re.search(r"^%s\s+%s\s" % (re.escape(c["id"]), common.pass_fail(c["pass"])),
                          stdout, re.M)
-    assert result["summary"] and all(line in stdout for line in result["summary"])
     assert re.search(r"^total [\d.]+ s", stdout, re.M)
 
 
@@ -209,10 +219,10 @@ def test_parse_counters_reads_mrjobs_logged_counters():
              (0.1, "\t\tpartial products=12"), (0.1, "\t\tpairs scored=3"),
              (1.0, "Running step 2 of 2..."), (1.5, "Counters: 1"),
              (1.5, "\tother group"), (1.5, "\t\tx=y=4")]
-    assert jobs.parse_counters(lines) == [
+    assert measure.parse_counters(lines) == [
         {"mrsparse work": {"partial products": 12, "pairs scored": 3}},
         {"other group": {"x=y": 4}}]
-    assert jobs.step_times(lines, 3.0) == [1.0, 2.0]
+    assert measure.step_times(lines, 3.0) == [1.0, 2.0]
 
 
 def test_shuffle_bytes_sums_sorted_reducer_input_by_step(tmp_path):
@@ -221,25 +231,25 @@ def test_shuffle_bytes_sums_sorted_reducer_input_by_step(tmp_path):
         d.mkdir(parents=True)
         (d / "sorted-input").write_bytes(b"x" * size)
         (d / "other").write_bytes(b"y" * 100)
-    assert jobs.shuffle_bytes(tmp_path) == [5, 11, 7]
+    assert measure.shuffle_bytes(tmp_path) == [5, 11, 7]
 
 
 def test_task_label_names_mrjob_task_processes_only():
     py = "/venv/bin/python"
-    assert jobs.task_label([py, "dot_products.py", "--step-num=0", "--mapper",
+    assert measure.task_label([py, "dot_products.py", "--step-num=0", "--mapper",
                             "--top-k", "10"]) == "step 1 mapper"
-    assert jobs.task_label([py, "dot_products.py", "--step-num=2", "--reducer"]) == (
+    assert measure.task_label([py, "dot_products.py", "--step-num=2", "--reducer"]) == (
         "step 3 reducer")
-    assert jobs.task_label(["/bin/sh", "-ex", "setup-wrapper.sh", py, "dot_products.py",
+    assert measure.task_label(["/bin/sh", "-ex", "setup-wrapper.sh", py, "dot_products.py",
                             "--step-num=0", "--mapper"]) is None
-    assert jobs.task_label([py, "-m", "mrjobs.dot_products", "in.jsonl", "-r", "local"]) is None
-    assert jobs.task_label(["sort", "-t", "\t", "-k", "1,1", "-s"]) is None
-    assert jobs.task_label(None) is None
-    assert jobs.process_name(["sort", "-s"]) == "sort"
-    assert jobs.process_name([py, "-m", "mrjobs.dot_products", "x"]) == (
+    assert measure.task_label([py, "-m", "mrjobs.dot_products", "in.jsonl", "-r", "local"]) is None
+    assert measure.task_label(["sort", "-t", "\t", "-k", "1,1", "-s"]) is None
+    assert measure.task_label(None) is None
+    assert measure.process_name(["sort", "-s"]) == "sort"
+    assert measure.process_name([py, "-m", "mrjobs.dot_products", "x"]) == (
         "python -m mrjobs.dot_products")
-    assert jobs.process_name([py, "j.py", "--step-num=0", "--mapper"]) == "step 1 mapper"
-    peaks, n = jobs.task_peaks([
+    assert measure.process_name([py, "j.py", "--step-num=0", "--mapper"]) == "step 1 mapper"
+    peaks, n = measure.task_peaks([
         ([py, "j.py", "--step-num=1", "--reducer"], 30), ([py, "j.py", "--step-num=0",
                                                           "--mapper"], 10),
         ([py, "j.py", "--step-num=1", "--reducer"], 50), (["sort"], 999)])
@@ -258,13 +268,13 @@ def test_floor_top_k_breaks_ties_by_smaller_column_and_skips_the_diagonal():
 
     # rows 0..3; row 0 ties with rows 1 and 2 (score 1), row 3 shares nothing
     X = sp.csr_matrix(np.array([[1.0, 0, 0], [1.0, 0, 0], [1.0, 0, 0], [0, 0, 2.0]]))
-    r, c, s, products = jobs.floor_top_k(X, X.T.tocsr(), 1, "dot")
+    r, c, s, products = floor.floor_top_k(X, X.T.tocsr(), 1, "dot")
     assert r.tolist() == [0, 1, 2] and c.tolist() == [1, 0, 0]
     got = {(int(a), int(b)): float(x) for a, b, x in zip(r, c, s)}
     assert got == {(0, 1): 1.0, (1, 0): 1.0, (2, 0): 1.0}
     assert products == 9 + 1  # the 3x3 block of rows 0-2, and row 3 with itself
     keys = np.array([bytes([i]) * 16 for i in range(4)], "S16")
-    d = jobs.neighbours_digest(keys, *jobs.floor_top_k(X, X.T.tocsr(), 2, "dot")[:3])
+    d = floor.neighbours_digest(keys, *floor.floor_top_k(X, X.T.tocsr(), 2, "dot")[:3])
     assert (d["output_lines"], d["output_pairs"], d["score_sum"]) == (3, 6, 6.0)
 
 
@@ -280,10 +290,72 @@ def test_floor_top_k_matches_a_plain_sort(n_rows):
     X = sp.random(n_rows, feats, density=0.5 if n_rows == 6 else 0.01, random_state=rng,
                   format="csr")
     X.data = np.round(X.data * 4) + 1.0  # small integers: exact ties
-    r, c, s, _ = jobs.floor_top_k(X, X.T.tocsr(), 2, "dot")
+    r, c, s, _ = floor.floor_top_k(X, X.T.tocsr(), 2, "dot")
     D = (X @ X.T).toarray()
     want = []
     for i in range(n_rows):
         cand = sorted((-D[i, j], j) for j in range(n_rows) if j != i and D[i, j] != 0)
         want += [(i, j, -x) for x, j in cand[:2]]
     assert list(zip(r.tolist(), c.tolist(), s.tolist())) == want
+
+
+def test_sparse_dot_topn_finds_the_floors_lists():
+    import numpy as np
+    import scipy.sparse as sp
+
+    X = sp.random(60, 500, density=0.02, random_state=np.random.default_rng(9), format="csr")
+    X.data += 0.5  # distinct positive weights: no ties
+    r, c, s, _ = floor.floor_top_k(X, X.T.tocsr(), 3, "dot")
+    tr, tc, ts = floor.topn_top_k(X, X.T.tocsr(), 3, "dot")
+    assert tr.tolist() == r.tolist() and tc.tolist() == c.tolist()
+    assert np.allclose(ts, s, rtol=1e-12)
+
+
+# -- the text corpus -------------------------------------------------------------------
+
+def _sources(root):
+    """Five documents: two short, one a duplicate of another; one gzip."""
+    import gzip
+
+    texts = {"a.txt": "alpha beta gamma delta epsilon zeta alpha alpha",
+             "b.txt": "beta gamma delta epsilon eta theta",
+             "c.txt": "too short here",
+             "d.txt": "beta gamma delta epsilon eta theta",  # the same as b
+             "e.gz": gzip.compress(b"iota kappa lambda alpha beta mu nu")}
+    (root / "doc").mkdir(parents=True)
+    for name, text in texts.items():
+        (root / "doc" / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    return (str(root / "doc"),)
+
+
+def test_text_corpus_is_deterministic_tfidf_in_the_jobs_input_format(tmp_path):
+    import uuid
+
+    import numpy as np
+    from mrjobs.parsing import parse_vector
+
+    roots = _sources(tmp_path / "src")
+    jsonl, npz = textcorpus.build(3, tmp_path / "c1", roots, stdlib=False)
+    again, _ = textcorpus.build(3, tmp_path / "c2", roots, stdlib=False)
+    assert jsonl.read_bytes() == again.read_bytes() and npz.exists()
+    # in the order of the paths' UUIDs; c too short, the later of b and d a duplicate
+    names = [p.name for _, p in textcorpus.source_files(roots, stdlib=False)]
+    dup = max("b.txt", "d.txt", key=names.index)
+    ids = [str(uuid.uuid5(textcorpus.NAMESPACE, "%s/src/doc/%s#0" % (tmp_path, n)))
+           for n in names if n not in ("c.txt", dup)]
+    lines = [json.loads(x) for x in jsonl.read_text().splitlines()]
+    assert [x["id"] for x in lines] == ids
+    a = next(x["features"] for x in lines if x["id"] == str(uuid.uuid5(
+        textcorpus.NAMESPACE, "%s/src/doc/a.txt#0" % tmp_path)))
+    term = {str(uuid.uuid5(textcorpus.NAMESPACE, t)): t for t in ("alpha", "beta", "zeta")}
+    weights = {term[f]: w for f, w in a.items() if f in term}
+    # of 3 documents, alpha: tf 3, df 2; beta: tf 1, df 3; zeta: tf 1, df 1
+    assert weights == pytest.approx({"alpha": (1 + np.log(3)) * (1 + np.log(4 / 3)),
+                                     "beta": 1.0, "zeta": 1 + np.log(2)})
+    for line in jsonl.read_bytes().splitlines():
+        assert parse_vector(line, "json")[0] is not None
+    with np.load(npz) as z:
+        assert z["indptr"].tolist() == [0] + np.cumsum(
+            [len(x["features"]) for x in lines]).tolist()
+    with pytest.raises(ValueError, match="only 3 documents"):
+        textcorpus.build(4, tmp_path / "c3", roots, stdlib=False)

@@ -20,7 +20,7 @@ if str(REPO_ROOT) not in sys.path:  # ``bench`` is a folder of the repo, not ins
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench import common, wire  # noqa: E402
-from tests.bench_helpers import run_quick  # noqa: E402
+from tests.bench_helpers import QuickRun, quick_run_fixture  # noqa: E402
 from mrcodecs import SparseVector, VectorProtocol  # noqa: E402
 
 ROW_FIELDS = {
@@ -33,9 +33,7 @@ ROW_FIELDS = {
 }
 
 
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    return run_quick("wire", "wire", tmp_path_factory.mktemp("wire"))
+quick_run = quick_run_fixture("wire")
 
 
 def _rows(result):
@@ -50,7 +48,7 @@ def _vector(rng, n, dtype=np.float64):
 # -- the quick run --------------------------------------------------------------
 
 def test_quick_run_writes_json_with_machine_settings_formats(quick_run):
-    out, result, _ = quick_run
+    out, result, _ = quick_run.get()
     assert result["benchmark"] == "wire"
     machine = result["machine"]
     for key in ("cpu_model", "cpu_count", "python", "date", "git_commit", "loadavg"):
@@ -66,7 +64,7 @@ def test_quick_run_writes_json_with_machine_settings_formats(quick_run):
 
 
 def test_quick_run_has_one_complete_row_per_format_and_size(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     settings = result["settings"]
     assert settings["clock"] == "cpu"
     rows = _rows(result)
@@ -84,7 +82,7 @@ def test_quick_run_has_one_complete_row_per_format_and_size(quick_run):
 
 
 def test_quick_run_reports_each_target(quick_run):
-    _, result, stdout = quick_run
+    _, result, stdout = quick_run.get()
     assert [c["id"] for c in result["checks"]] == ["a", "b", "c", "d"]
     for c in result["checks"]:
         assert isinstance(c["pass"], bool) and c["measured"]
@@ -92,7 +90,7 @@ def test_quick_run_reports_each_target(quick_run):
 
 
 def test_mrsparse_bytes_per_record_are_the_encoded_lines_plus_newline(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     rows = _rows(result)
     protocol = VectorProtocol()
     for n in wire.QUICK_SIZES:
@@ -107,7 +105,7 @@ def test_mrsparse_bytes_per_record_are_the_encoded_lines_plus_newline(quick_run)
 
 
 def test_every_format_counts_exactly_its_encoded_bytes(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     rows = _rows(result)
     n = wire.QUICK_SIZES[1]
     records = rows["json", n]["records"]
@@ -119,7 +117,7 @@ def test_every_format_counts_exactly_its_encoded_bytes(quick_run):
 
 
 def test_fixed_layouts_have_exact_sizes(quick_run):
-    _, result, _ = quick_run
+    _, result, _ = quick_run.get()
     rows = _rows(result)
     for n in wire.QUICK_SIZES:
         # SequenceFile header 8, key 20, class table 39, count 4; 30 per entry
@@ -246,7 +244,7 @@ def test_base64_round_trips_and_is_line_safe(n):
 
 def test_script_form_runs():
     proc = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "wire.py"), "--help"],
-                          cwd=REPO_ROOT / "tests", capture_output=True, text=True, timeout=120)
+                          cwd=REPO_ROOT / "tests", capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "--quick" in proc.stdout
 
@@ -272,3 +270,17 @@ def test_format_table_aligns_and_marks_pass_fail():
         "bbb   22.5  FAIL",
         "c        -  -",
     ]
+
+
+def test_a_failed_quick_run_fails_once_then_skips_and_is_removed(tmp_path):
+    out = tmp_path / "out"
+    (out / "work").mkdir(parents=True)
+    (out / "work" / "left-over").write_bytes(b"x" * 1000)
+    run = QuickRun("wire", out, "--sizes", "0")  # refused by the argument parser
+    with pytest.raises(pytest.fail.Exception, match=r"exited 2; its output ends:(.|\n)*--sizes"):
+        run.get()
+    for _ in range(2):  # once reported, the others skip with one line
+        with pytest.raises(pytest.skip.Exception, match="reported once"):
+            run.get()
+    run.close()
+    assert not out.exists()
