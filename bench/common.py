@@ -1,10 +1,5 @@
-"""Plumbing shared by the benchmarks: machine facts, timing, tables, JSON, charts.
-
-A benchmark builds its rows, prints them with :func:`print_table` and its
-targets with :func:`print_checks`, saves them with :func:`write_results` and
-draws them with :func:`pyplot`, :func:`plot_series`, :func:`log_axes` and
-:func:`save_figure`.  Nothing here asserts on speed: benchmarks report.
-``BENCH_QUICK=1`` makes every benchmark default to its quick mode.
+"""Plumbing shared by the benchmarks: options, machine facts, timing, tables, JSON,
+charts.  Nothing here asserts on speed: benchmarks report.
 
 >>> rows = [{"fmt": "a", "mbps": 1234.5}, {"fmt": "bb", "mbps": 7.25}]
 >>> print(format_table(rows, [("fmt", "format"), ("mbps", "MB/s", "{:,.1f}")]))
@@ -13,6 +8,7 @@ format     MB/s
 a       1,234.5
 bb          7.2
 """
+import argparse
 import datetime
 import gc
 import json
@@ -48,13 +44,33 @@ def logger():
     return log
 
 
+def arg_parser(prog, description, outputs):
+    """An ArgumentParser with the options every benchmark has: ``--quick``
+    (default from ``BENCH_QUICK``), ``--out`` (for ``outputs``), ``--no-chart``."""
+    ap = argparse.ArgumentParser(prog=prog, description=description)
+    ap.add_argument("--quick", action="store_true", default=quick_default(),
+                    help="a small, fast run (default when %s=1)" % QUICK_ENV)
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR,
+                    help="directory for %s (default bench/results)" % outputs)
+    ap.add_argument("--no-chart", action="store_true", help="draw no chart")
+    return ap
+
+
+def finish(name, data, args, log, chart=None):
+    """Write ``<name>.json``, draw ``chart(title_date)`` unless ``--no-chart``, say
+    where both went and how long the benchmark took."""
+    print("\nwrote %s" % write_results(name, dict(data, elapsed_s=log.elapsed()), args.out))
+    if chart and not args.no_chart:
+        print("wrote %s" % chart(time.strftime("%Y-%m-%d") + (", quick" if args.quick else "")))
+    print("total %.1f s (%.1f min)" % (log.elapsed(), log.elapsed() / 60))
+
+
 # -- machine facts ------------------------------------------------------------
 
 def _first_field(path, prefix):
     try:
         with open(path, encoding="ascii", errors="replace") as f:
-            return next((line.split(":", 1)[1].strip() for line in f
-                         if line.startswith(prefix)), None)
+            return next((x.split(":", 1)[1].strip() for x in f if x.startswith(prefix)), None)
     except OSError:
         return None
 
@@ -163,10 +179,8 @@ def format_table(rows, columns):
 
 def print_table(rows, columns, title=None, file=None):
     """Print :func:`format_table` of ``rows``, with an optional title line."""
-    file = file if file is not None else sys.stdout
-    if title:
-        print("\n" + title, file=file)
-    print(format_table(rows, columns), file=file, flush=True)
+    print(("\n%s\n" % title if title else "") + format_table(rows, columns),
+          file=file or sys.stdout, flush=True)
 
 
 def pass_fail(ok):
@@ -194,9 +208,8 @@ def size_label(n):
 # -- timing -------------------------------------------------------------------
 
 def seconds_per_pass(run, passes=1):
-    """``(wall, cpu)`` seconds per call of ``run()`` over ``passes`` calls.  CPU is
-    this process's (``time.process_time``): for single-threaded code it leaves
-    out the time spent waiting for a core on a shared machine.  Young garbage
+    """``(wall, cpu)`` seconds per call of ``run()`` over ``passes`` calls (CPU:
+    ``time.process_time``, which leaves out waiting for a core).  Young garbage
     is collected first, so one measurement does not pay for the last one's."""
     gc.collect(0)
     c0, t0 = time.process_time(), time.perf_counter()

@@ -1,26 +1,15 @@
-"""Job benchmark: ``MRSparseDotProducts`` under ``--strategy blocks`` and
-``--strategy stripes`` against a single-core scipy floor and
-``sparse_dot_topn`` on 2 threads (:mod:`bench.floor`), in one run.
+"""Job benchmark: ``MRSparseDotProducts`` under ``--strategy blocks`` and ``stripes``
+against a 1-core scipy floor and ``sparse_dot_topn`` on 2 threads (:mod:`bench.floor`).
 
-Corpora: the examples generator's Zipf corpora with fixed seeds (mean 50
-features a vector, exponent 1.1), family *exact* (seed 2, no cut; ``W2`` at
-5,000 vectors, ``dense`` at 20,000) and family *df-cut* (seed 1,
-``--max-df 1000``; ``W1`` at 20,000), and a real text corpus
-(:mod:`bench.textcorpus`, tf-idf).  Every run is::
-
-    python -m mrjobs.dot_products CORPUS [--max-df N] --strategy S \\
-        --measure cosine --top-k 10 -r RUNNER --num-cores 2 > output
-
-measured as :mod:`bench.measure` says.  The stripes estimate is Σdf²/2
-partial products at 24.5 bytes each, from the corpus.  A cProfile of one
-inline run per strategy goes to ``jobs-profile.txt``.
-
-``python -m bench.jobs`` (full; tens of minutes on 2 cores) or ``--quick``
-(small corpora, mostly inline; also ``BENCH_QUICK=1``).  Results:
-``bench/results/jobs.json``, ``jobs.png``, ``jobs-profile.txt``.  The
-benchmark reports; it never asserts.
+Corpora: the examples generator's Zipf corpora (mean 50 features a vector,
+exponent 1.1, fixed seeds) in family *exact* (no cut) and *df-cut*
+(``--max-df``), and a real text corpus (:mod:`bench.textcorpus`).  Every run
+is ``python -m mrjobs.dot_products CORPUS [--max-df N] --strategy S --measure
+cosine --top-k 10 -r RUNNER --num-cores 2``, measured as :mod:`bench.measure`
+says; the stripes estimate is Σdf²/2 partial products at 24.5 bytes each.
+``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly inline.  Writes
+``jobs.json``, ``jobs.png`` and ``jobs-profile.txt``; reports, never asserts.
 """
-import argparse
 import json
 import math
 import shutil
@@ -40,7 +29,6 @@ MEASURE = "cosine"
 TOP_K = 10
 NUM_CORES = 2
 STRATEGIES = ("blocks", "stripes")
-BYTES_PER_PARTIAL_PRODUCT = floor.BYTES_PER_PARTIAL_PRODUCT
 
 TARGET_FLOOR_RATIO = 3.0         # dense: blocks wall / floor wall
 TARGET_SHUFFLE_SHARE = 0.02      # dense: blocks shuffle / stripes estimate
@@ -99,8 +87,9 @@ NOT_RUN = (("dense", "stripes", "local"), ("exact-50k", "stripes", "local"),
 QUICK_RUNS = tuple(
     (c, s, "inline") for c in ("exact-q200", "W2-quick", "dense-quick", "cut-q300",
                                "W1-quick") for s in STRATEGIES
-) + (("dense-quick", "blocks", "local"), ("text-q400", "blocks", "inline"),
-     ("text-q400", "blocks", "local"))
+) + (("dense-quick", "blocks", "local"), ("text-q400", "blocks", "inline"))
+#: seconds between /proc memory samples; functions listed per profile table
+SAMPLE_INTERVAL, PROFILE_TOP = 0.2, 25
 #: (strategy, corpus) profiled on the inline runner
 PROFILES = {"full": (("blocks", "W2"), ("stripes", "cut-5k")),
             "quick": (("blocks", "W2-quick"), ("stripes", "W1-quick"))}
@@ -135,11 +124,8 @@ def run_references(corpus, spec, args, workdir, log):
     spec = dict(spec, max_df=corpus.max_df, passes=args.floor_passes, top_k=TOP_K,
                 measure=MEASURE)
     out_path = Path(workdir) / ("floor-%s.json" % corpus.name)
-    m = measure.run_measured([sys.executable, "-m", "bench.floor", json.dumps(spec)],
-                             out_path, args.sample_interval, cwd=common.REPO_ROOT)
-    if m["returncode"] != 0:
-        raise RuntimeError("floor child failed:\n%s"
-                           % "\n".join(line for _, line in m["stderr"][-30:]))
+    m = measure.run_checked([sys.executable, "-m", "bench.floor", json.dumps(spec)],
+                            out_path, SAMPLE_INTERVAL)
     st = json.loads(out_path.read_text())
     out_path.unlink()
     st.update(floor_max_rss_bytes=m["max_rss_bytes"], floor_process_wall_s=m["wall_s"],
@@ -170,10 +156,7 @@ def run_job(corpus, corpus_path, strategy, runner, args, workdir, log):
     shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir(parents=True)
     cmd = job_command(corpus_path, corpus, strategy, runner, tmp_dir)
-    m = measure.run_measured(cmd, out_path, args.sample_interval, cwd=common.REPO_ROOT)
-    if m["returncode"] != 0:
-        raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(cmd), m["returncode"], "\n".join(
-            line for _, line in m["stderr"][-30:])))
+    m = measure.run_checked(cmd, out_path, SAMPLE_INTERVAL)
     by_step = measure.shuffle_bytes(tmp_dir)
     shutil.rmtree(tmp_dir, ignore_errors=True)
     output = measure.read_output(out_path)
@@ -215,7 +198,7 @@ def profile_run(corpus, corpus_path, strategy, args, workdir, corpora_stats, log
     tmp_dir = Path(workdir) / "tmp-profile"
     tmp_dir.mkdir(parents=True, exist_ok=True)
     cmd = job_command(corpus_path, corpus, strategy, "inline", tmp_dir)
-    p = profiling.profile_run(cmd, strategy, workdir, args.profile_top, args.keep)
+    p = profiling.profile_run(cmd, strategy, workdir, PROFILE_TOP, args.keep)
     p.update(strategy=strategy, corpus=corpus.name,
              floor_wall_s=corpora_stats[corpus.name]["floor_wall_s"])
     log("profile of %s on %s (inline): %.1f s under cProfile"
@@ -279,12 +262,9 @@ def consistency(rows, corpora_stats):
             "score_sum_rel_diff_floor": _rel_diff(r["score_sum"], st["floor_score_sum"]),
             "same_neighbours_as_topn": (r["neighbours_sha256"] == st["topn_neighbours_sha256"]
                                         if "topn_neighbours_sha256" in st else None),
-            "same_neighbours_as_blocks": (None if ref is None else
-                                          r["neighbours_sha256"] == ref["neighbours_sha256"]),
-            "same_lines_as_blocks": None if ref is None else r["lines_sha256"] == ref[
-                "lines_sha256"],
-            "score_sum_rel_diff_blocks": (None if ref is None else
-                                          _rel_diff(r["score_sum"], ref["score_sum"])),
+            "same_neighbours_as_blocks": ref and r["neighbours_sha256"] == ref["neighbours_sha256"],
+            "same_lines_as_blocks": ref and r["lines_sha256"] == ref["lines_sha256"],
+            "score_sum_rel_diff_blocks": ref and _rel_diff(r["score_sum"], ref["score_sum"]),
         })
     return out
 
@@ -293,24 +273,21 @@ def _dense_checks(b, m, st):
     """Floor, shuffle and memory on the dense workload (``m``: the run whose
     tasks were seen one by one, on the local runner if any)."""
     peaks = ", ".join("%s %s" % (k, common.size_label(v)) for k, v in m["task_peaks"].items())
-    return [
-        common.check("floor %s" % b["corpus"], "blocks wall <= %gx the scipy floor" % TARGET_FLOOR_RATIO,
-               "%.2fx (%.1f s vs %.1f s); CPU %.2fx (%.1f s vs %.1f s)" % (
-                   b["wall_vs_floor"], b["wall_s"], st["floor_wall_s"], b["cpu_vs_floor"],
-                   b["cpu_s"], st["floor_cpu_s"]), b["wall_vs_floor"] <= TARGET_FLOOR_RATIO),
-        common.check("shuffle %s" % b["corpus"], "blocks shuffle <= %g%% of stripes' sum df^2/2 x "
-               "%g bytes" % (100 * TARGET_SHUFFLE_SHARE, BYTES_PER_PARTIAL_PRODUCT),
-               "%.3f%% (%s vs %s)" % (100 * b["shuffle_vs_estimate"],
-                                      common.size_label(b["shuffle_bytes"]),
-                                      common.size_label(st["stripes_estimate_bytes"])),
-               b["shuffle_vs_estimate"] <= TARGET_SHUFFLE_SHARE),
-        common.check("memory %s" % b["corpus"], "every task's peak RSS <= %.1f GB"
-               % (TARGET_TASK_MEMORY / 1e9), "largest %s (%s runner%s); whole tree PSS %s" % (
-                   common.size_label(m["task_peak_rss_bytes"] or 0), m["runner"],
-                   ": " + peaks if peaks else "", common.size_label(m["tree_pss_peak_bytes"])),
-               m["task_peak_rss_bytes"] is not None
-               and m["task_peak_rss_bytes"] <= TARGET_TASK_MEMORY),
-    ]
+    size, peak = common.size_label, m["task_peak_rss_bytes"]
+    return [common.check(
+        "floor %s" % b["corpus"], "blocks wall <= %gx the scipy floor" % TARGET_FLOOR_RATIO,
+        "%.2fx (%.1f s vs %.1f s); CPU %.2fx (%.1f s vs %.1f s)" % (
+            b["wall_vs_floor"], b["wall_s"], st["floor_wall_s"], b["cpu_vs_floor"], b["cpu_s"],
+            st["floor_cpu_s"]), b["wall_vs_floor"] <= TARGET_FLOOR_RATIO), common.check(
+        "shuffle %s" % b["corpus"], "blocks shuffle <= %g%% of stripes' sum df^2/2 x %g bytes"
+        % (100 * TARGET_SHUFFLE_SHARE, floor.BYTES_PER_PARTIAL_PRODUCT),
+        "%.3f%% (%s vs %s)" % (100 * b["shuffle_vs_estimate"], size(b["shuffle_bytes"]),
+                               size(st["stripes_estimate_bytes"])),
+        b["shuffle_vs_estimate"] <= TARGET_SHUFFLE_SHARE), common.check(
+        "memory %s" % b["corpus"], "every task's peak RSS <= %.1f GB" % (TARGET_TASK_MEMORY / 1e9),
+        "largest %s (%s runner%s); whole tree PSS %s" % (
+            size(peak or 0), m["runner"], ": " + peaks if peaks else "",
+            size(m["tree_pss_peak_bytes"])), peak is not None and peak <= TARGET_TASK_MEMORY)]
 
 
 def evaluate_checks(rows, corpora_stats, workloads, prefer="local"):
@@ -377,13 +354,13 @@ def _run_name(r):
     return "%s %s %s" % (r["corpus"], r["strategy"], r["runner"])
 
 
-def print_tables(rows, corpora_stats, consist, checks, not_run, args):
+def print_tables(rows, corpora_stats, consist, checks, not_run):
     common.print_table(list(corpora_stats.values()), CORPUS_TABLE,
                        title="Corpora, the scipy floor (1 core) and sparse_dot_topn (%d threads)"
                              " (--measure %s --top-k %d)" % (floor.TOPN_THREADS, MEASURE, TOP_K))
     common.print_table(rows, TABLE, title="MRSparseDotProducts --measure %s --top-k %d "
                        "--num-cores %d (one run each; memory sampled every %.1f s)"
-                       % (MEASURE, TOP_K, NUM_CORES, args.sample_interval))
+                       % (MEASURE, TOP_K, NUM_CORES, SAMPLE_INTERVAL))
     n = max([r["steps"] for r in rows] + [0])
     step_rows = [{"run": _run_name(r), **{"s%d" % i: t for i, t in enumerate(r["step_wall_s"])},
                   **{"b%d" % i: b / 1e6 for i, b in enumerate(r["shuffle_bytes_by_step"])}}
@@ -405,7 +382,8 @@ def print_tables(rows, corpora_stats, consist, checks, not_run, args):
                        title="Task memory (VmHWM sampled; max RSS exact, any process)")
     for n in not_run:
         print("\nNOT RUN: %s %s %s (stripes estimate %s)" % (
-            n["corpus"], n["strategy"], n["runner"], common.size_label(n["stripes_estimate_bytes"])))
+            n["corpus"], n["strategy"], n["runner"],
+            common.size_label(n["stripes_estimate_bytes"])))
     common.print_table(consist, CONSISTENCY_TABLE, title="Consistency (PASS = equal; blocks = "
                        "the blocks run on the same corpus, inline if any; lines = the set of "
                        "output lines, scores to the last bit)")
@@ -429,57 +407,39 @@ def _value(rows, corpora_stats, name, what, key, prefer):
     if what in STRATEGIES:
         r = _row(rows, name, what, prefer=prefer)
         return None if r is None else r[key]
-    return corpora_stats[name].get(key % what if "%" in key else key)
+    return corpora_stats[name].get(key)
 
 
 def _scaling_panels(axes, rows, corpora_stats, prefer):
-    ax_wall, ax_bytes, ax_mem = axes
-    panels = ((ax_wall, ("floor", "topn") + STRATEGIES, "wall_s", "%s_wall_s"),
-              (ax_bytes, STRATEGIES, "shuffle_bytes", None),
-              (ax_mem, STRATEGIES, "task_peak_rss_bytes", None))
+    ax_wall, ax_cpu, ax_bytes, ax_mem = axes
+    refs = ("floor", "topn") + STRATEGIES
+    panels = ((ax_wall, refs, "wall_s"), (ax_cpu, refs, "cpu_s"),
+              (ax_bytes, STRATEGIES, "shuffle_bytes"), (ax_mem, STRATEGIES, "task_peak_rss_bytes"))
     for fam in dict.fromkeys(st["family"] for st in corpora_stats.values()):
         names = [n for n, st in corpora_stats.items() if st["family"] == fam]
-        for ax, whats, key, ref_key in panels:
+        for ax, whats, key in panels:
             for what in whats:
-                k = key if what in STRATEGIES else ref_key
+                k = key if what in STRATEGIES else what + "_" + key
                 common.plot_series(ax, [(corpora_stats[n]["vectors"], _value(
                     rows, corpora_stats, n, what, k, prefer)) for n in names], **_style(fam, what))
         common.plot_series(ax_bytes, [(corpora_stats[n]["vectors"], corpora_stats[n][
             "stripes_estimate_bytes"]) for n in names], alpha=0.4, lw=1, **_style(fam, "stripes"))
     common.log_axes(ax_wall, "vectors (log)", "wall time, s (log)", "wall time against size")
+    common.log_axes(ax_cpu, "vectors (log)", "CPU time, s (log)", "CPU time, all processes")
     common.log_axes(ax_bytes, "vectors (log)", "bytes into the reducers, all steps (log)",
                     "shuffle (faint: stripes' estimate, sum df^2/2 x %g B)"
-                    % BYTES_PER_PARTIAL_PRODUCT)
+                    % floor.BYTES_PER_PARTIAL_PRODUCT)
     common.log_axes(ax_mem, "vectors (log)", "largest peak RSS of one task, bytes",
                     "task memory (dotted: the target)", logy=False)
     ax_mem.axhline(TARGET_TASK_MEMORY, color="#777777", lw=1, ls=":")
 
 
-def _workload_panel(ax, rows, corpora_stats, workloads, prefer):
-    names = [n for n in workloads.values() if n in corpora_stats]
-    whats = STRATEGIES + ("floor", "topn")
-    for i, name in enumerate(names):
-        for j, what in enumerate(whats):
-            y = _value(rows, corpora_stats, name, what,
-                       "wall_s" if what in STRATEGIES else "%s_wall_s", prefer)
-            if y:
-                x = i + (j - 1.5) * 0.2
-                ax.bar(x, y, 0.2, color=COLORS[what])
-                ax.text(x, y, "%.3g" % y, ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(["%s\n%s, %s vectors" % (n, corpora_stats[n]["family"], "{:,}".format(
-        corpora_stats[n]["vectors"])) for n in names], fontsize=9)
-    common.log_axes(ax, "", "wall time, s (log)", "the workloads (%s runner where run)"
-                    % prefer, logx=False)
-
-
-def draw_chart(rows, corpora_stats, workloads, directory, title, prefer="local"):
-    """Wall time, shuffle bytes and task memory against corpus size; the workloads."""
+def draw_chart(rows, corpora_stats, directory, title, prefer="local"):
+    """Wall time, CPU time, shuffle bytes and task memory against corpus size."""
     from matplotlib.lines import Line2D
 
     fig, axes = common.pyplot().subplots(2, 2, figsize=(15, 11))
-    _scaling_panels((axes[0][0], axes[0][1], axes[1][1]), rows, corpora_stats, prefer)
-    _workload_panel(axes[1][0], rows, corpora_stats, workloads, prefer)
+    _scaling_panels(axes.ravel(), rows, corpora_stats, prefer)
     handles = [Line2D([], [], color=COLORS[w], lw=6, label=LABELS[w]) for w in COLORS]
     handles += [Line2D([], [], color="#444444", marker=m, ls=ls, label="family: %s" % f)
                 for f, (m, ls) in FAMILY_STYLE.items()]
@@ -493,13 +453,8 @@ def draw_chart(rows, corpora_stats, workloads, directory, title, prefer="local")
 # -- the run ---------------------------------------------------------------------------
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m bench.jobs", description=__doc__.split(
-        "\n\n")[0].replace("``", ""))
-    ap.add_argument("--quick", action="store_true", default=common.quick_default(),
-                    help="small corpora, mostly on the inline runner (default when %s=1)"
-                    % common.QUICK_ENV)
-    ap.add_argument("--out", type=Path, default=common.RESULTS_DIR,
-                    help="directory for jobs.json, jobs.png, jobs-profile.txt")
+    ap = common.arg_parser("python -m bench.jobs", __doc__.split("\n\n")[0].replace("``", ""),
+                           "jobs.json, jobs.png, jobs-profile.txt")
     ap.add_argument("--workdir", type=Path, help="where corpora, outputs and mrjob tmp "
                     "dirs go (default: a new temporary directory, removed at the end)")
     ap.add_argument("--keep", action="store_true", help="keep the workdir's files")
@@ -508,12 +463,7 @@ def parse_args(argv=None):
     ap.add_argument("--floor-passes", type=int, default=3,
                     help="timings of each reference per corpus, best kept (fewer once "
                          "they have taken %g s)" % floor.SECONDS)
-    ap.add_argument("--sample-interval", type=float, default=0.2,
-                    help="seconds between /proc memory samples")
-    ap.add_argument("--profile-top", type=int, default=25,
-                    help="functions listed per profile table")
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile runs")
-    ap.add_argument("--no-chart", action="store_true", help="skip jobs.png")
     return ap.parse_args(argv)
 
 
@@ -564,32 +514,26 @@ def main(argv=None):
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    checks = evaluate_checks(rows, corpora_stats, workloads, prefer)
-    consist = consistency(rows, corpora_stats)
+    checks, consist = evaluate_checks(rows, corpora_stats, workloads, prefer), consistency(
+        rows, corpora_stats)
     not_run = [{"corpus": c, "strategy": s, "runner": r,
                 "stripes_estimate_bytes": corpora_stats[c]["stripes_estimate_bytes"]}
                for c, s, r in NOT_RUN if c in corpora and not args.quick]
-    print_tables(rows, corpora_stats, consist, checks, not_run, args)
-    settings = {"quick": args.quick, "measure": MEASURE, "top_k": TOP_K, "num_cores": NUM_CORES,
-                "floor_passes": args.floor_passes, "sample_interval_s": args.sample_interval,
-                "job": JOB_MODULE, "runs": [list(r) for r in runs], "workloads": workloads,
-                "topn_threads": floor.TOPN_THREADS, "method": {
-                    "measure": measure.__doc__, "references": floor.__doc__}}
-    path = common.write_results("jobs", {
-        "settings": settings, "corpora": corpora_stats, "results": rows, "not_run": not_run,
-        "consistency": consist, "checks": checks, "profiles": profiles,
-        "elapsed_s": log.elapsed()}, args.out)
-    print("\nwrote %s" % path)
+    print_tables(rows, corpora_stats, consist, checks, not_run)
     if profiles:
         (Path(args.out) / "jobs-profile.txt").write_text(profiling.profile_text(profiles))
-        print("wrote %s" % (Path(args.out) / "jobs-profile.txt"))
-    if not args.no_chart and rows:
-        title = ("MRSparseDotProducts --strategy blocks vs stripes vs a scipy floor and "
-                 "sparse_dot_topn (--measure %s --top-k %d, %s runner, --num-cores %d; %s%s)"
-                 % (MEASURE, TOP_K, prefer, NUM_CORES, time.strftime("%Y-%m-%d"),
-                    ", quick" if args.quick else ""))
-        print("wrote %s" % draw_chart(rows, corpora_stats, workloads, args.out, title, prefer))
-    print("total %.1f s (%.1f min)" % (log.elapsed(), log.elapsed() / 60))
+    settings = {"quick": args.quick, "measure": MEASURE, "top_k": TOP_K, "num_cores": NUM_CORES,
+                "floor_passes": args.floor_passes, "sample_interval_s": SAMPLE_INTERVAL,
+                "job": JOB_MODULE, "runs": [list(r) for r in runs], "workloads": workloads,
+                "topn_threads": floor.TOPN_THREADS,
+                "method": {"measure": measure.__doc__, "references": floor.__doc__}}
+    title = ("MRSparseDotProducts --strategy blocks vs stripes vs a scipy floor and "
+             "sparse_dot_topn (--measure %s --top-k %d, %s runner, --num-cores %d; %%s)"
+             % (MEASURE, TOP_K, prefer, NUM_CORES))
+    common.finish("jobs", {"settings": settings, "corpora": corpora_stats, "results": rows,
+                           "not_run": not_run, "consistency": consist, "checks": checks,
+                           "profiles": profiles}, args, log, rows and (lambda date: draw_chart(
+                               rows, corpora_stats, args.out, title % date, prefer)))
     return 0
 
 

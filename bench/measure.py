@@ -1,19 +1,13 @@
 """Measuring a job run: a child process, its descendants, its logs and files.
 
-wall, CPU
-    Wall time of the child; CPU = user + system time of the child and every
-    descendant it waited for (``os.wait4``): task processes and ``sort``.
-memory
-    ``VmHWM`` of every process of the tree, sampled from ``/proc`` while it
-    lives; the summed PSS of the tree; ``wait4``'s exact max RSS.
-shuffle
-    mrjob's inline and local runners sort each step's map output into
-    ``<tmp>/step/NNN/reducer/sorted-input`` (``mrjob/sim.py``); run with
-    ``--cleanup NONE`` those files survive and their sizes are the bytes
-    between map and reduce.
-output
-    Lines, entries, the SHA-256 of the bytes, of the set of lines and of the
-    neighbour sets (order-free), and the sum of the scores.
+Wall time of the child; CPU = user + system time of the child and every
+descendant it waited for (``os.wait4``: task processes, ``sort``); memory:
+``VmHWM`` of every process of the tree, sampled from ``/proc``, the tree's
+summed PSS, and ``wait4``'s exact max RSS; shuffle: the sizes of
+``<tmp>/step/NNN/reducer/sorted-input``, where mrjob's inline and local
+runners sort each step's map output (kept with ``--cleanup NONE``); output:
+lines, entries, SHA-256 of the bytes, of the set of lines and of the
+neighbour sets, and the sum of the scores.
 """
 import hashlib
 import json
@@ -107,6 +101,15 @@ def run_measured(cmd, stdout_path, sample_interval, cwd=None):
             "max_rss_bytes": ru.ru_maxrss * 1024, "tree_rss_peak_bytes": peak_rss,
             "tree_pss_peak_bytes": peak_pss, "samples": samples, "stderr": lines,
             "process_peaks": [(labels.get(p), b) for p, b in peaks.items()]}
+
+
+def run_checked(cmd, stdout_path, sample_interval):
+    """:func:`run_measured` from the repository root; RuntimeError if it fails."""
+    m = run_measured(cmd, stdout_path, sample_interval, cwd=Path(__file__).parent.parent)
+    if m["returncode"] != 0:
+        raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(cmd), m["returncode"], "\n".join(
+            line for _, line in m["stderr"][-30:])))
+    return m
 
 
 def task_label(argv):

@@ -1,23 +1,15 @@
 """A real text corpus from what is on this machine: documents x terms, tf-idf.
 
-Documents are the manual pages under ``/usr/share/man``, the files under
-``/usr/share/doc`` (one document a file, gzip read as text) and the
-docstrings of the running Python's standard library (one document a
-docstring).  The source files are ordered by the UUID of their path, so the
-first ``n`` documents are a stable mix of all three; a document with fewer
-than ``MIN_TERMS`` distinct terms, or with the same term counts as an
-earlier one, is skipped.  Ids: ``uuid5(NAMESPACE, "<path>#<index>")`` for a
-document, ``uuid5(NAMESPACE, term)`` for a feature.  Weights:
-``(1 + ln tf) * (1 + ln((1 + N) / (1 + df)))``, so every weight is positive.
-
-The corpus is written in the job's JSON input format
-(``{"id": ..., "features": {...}}``) and as arrays (``.npz``, the CSR
-layout of ``examples.generate.generate_arrays``), both cached under
-``.cache/bench/`` by document count and a digest of the source list::
-
-    python -m bench.textcorpus --documents 20000
+Documents: the manual pages under ``/usr/share/man`` and the files under
+``/usr/share/doc`` (one a file, gzip read as text), and the docstrings of the
+running Python's standard library.  Files are taken in the order of their
+path's UUID, so the first ``n`` documents mix all three; a document with fewer
+than ``MIN_TERMS`` distinct terms, or the term counts of an earlier one, is
+skipped.  Ids: ``uuid5(NAMESPACE, "<path>#<index>")`` for a document,
+``uuid5(NAMESPACE, term)`` for a feature; weights ``(1 + ln tf) * (1 + ln((1
++ N) / (1 + df)))``.  Written in the job's JSON input format and as CSR arrays
+(``.npz``), cached under ``.cache/bench/``: ``python -m bench.textcorpus N``.
 """
-import argparse
 import ast
 import gzip
 import hashlib
@@ -143,15 +135,5 @@ def build(n, cache=CACHE, roots=ROOTS, stdlib=True):
     return jsonl, npz
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m bench.textcorpus", description=__doc__.split(
-        "\n")[0])
-    ap.add_argument("--documents", type=int, default=20000)
-    args = ap.parse_args(argv)
-    for path in build(args.documents):
-        print(path)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    print(*build(int(sys.argv[1]) if len(sys.argv) > 1 else 20000), sep="\n")

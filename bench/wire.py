@@ -15,9 +15,10 @@ wall``, each measurement looped to last ``--min-time``.
 ``python -m bench.wire`` or ``--quick`` (also ``BENCH_QUICK=1``); results
 go to ``bench/results/wire.json`` and ``wire.png``.  It reports, never asserts.
 """
-import argparse
 import binascii
+import collections
 import gc
+import operator
 import struct
 import sys
 import time
@@ -49,17 +50,12 @@ def target_bytes(n):
 
 # -- the MapWritable equivalent -------------------------------------------------
 #
-# What hadoop-common's org.apache.hadoop.io classes write (ints big-endian):
-#   SequenceFile.Writer.append (uncompressed): int recordLength, int keyLength,
-#       key, value (the sync marker every ~100 kB is not counted);
-#   BytesWritable: int size, bytes;  DoubleWritable: 8-byte big-endian double;
-#   AbstractMapWritable: byte newClasses, then per class not predefined: byte
-#       id, writeUTF(class name).  BytesWritable is predefined (-125),
-#       DoubleWritable is not: every record carries its name under id 1;
-#   MapWritable: that table, int size, per entry: key class id, key, value
-#       class id, value.
+# hadoop-common's org.apache.hadoop.io, big-endian: SequenceFile.Writer.append
+# (uncompressed; sync markers not counted) writes int recordLength, int keyLength,
+# key, value; BytesWritable int size, bytes; DoubleWritable 8 bytes; MapWritable
+# byte newClasses, per class not predefined (DoubleWritable; BytesWritable is
+# -125) byte id + writeUTF(name), int size, per entry: class id, key, class id, value.
 
-_BYTES_WRITABLE_ID = -125
 _DOUBLE_WRITABLE = b"org.apache.hadoop.io.DoubleWritable"
 MW_CLASS_TABLE = struct.pack(">bbH", 1, 1, len(_DOUBLE_WRITABLE)) + _DOUBLE_WRITABLE
 #: one map entry: key class id, BytesWritable(16), value class id, DoubleWritable
@@ -96,8 +92,8 @@ def mapwritable_encode(key, vector):
     n = vector.ids.shape[0]
     if n <= _MW_SMALL:  # numpy's per-call overhead dominates tiny maps
         buf = vector.ids.tobytes()
-        body = b"".join([_MW_ENTRY_STRUCT.pack(_BYTES_WRITABLE_ID, 16, buf[16 * i:16 * i + 16],
-                                               1, w) for i, w in enumerate(vector.weights.tolist())])
+        body = b"".join([_MW_ENTRY_STRUCT.pack(-125, 16, buf[16 * i:16 * i + 16], 1, w)
+                         for i, w in enumerate(vector.weights.tolist())])
     else:
         if _MW_TEMPLATE.shape[0] < n:  # the constant fields, prefilled once
             _MW_TEMPLATE = np.zeros(max(n, 2 * _MW_TEMPLATE.shape[0]), MW_ENTRY)
@@ -117,28 +113,9 @@ def _mw_fail(record, offset, expected, found):
                                                                 len(record)))
 
 
-def _mw_class_table(record):
-    """``(id of DoubleWritable, offset of the map size)``, read as Hadoop reads it."""
-    if record[28:28 + len(MW_CLASS_TABLE)] == MW_CLASS_TABLE:  # what Hadoop writes here
-        return 1, 28 + len(MW_CLASS_TABLE)
-    pos, classes = 29, {}
-    try:
-        for _ in range(struct.unpack_from(">b", record, 28)[0]):
-            cid, name_len = struct.unpack_from(">bH", record, pos)
-            classes[cid] = record[pos + 3:pos + 3 + name_len]
-            pos += 3 + name_len
-    except struct.error:
-        raise _mw_fail(record, pos, "a class table", record[pos:pos + 8]) from None
-    double_ids = [c for c, name in classes.items() if name == _DOUBLE_WRITABLE]
-    if len(double_ids) != 1:
-        raise _mw_fail(record, 28, "DoubleWritable once in the class table",
-                       sorted(classes.values()))
-    return double_ids[0], pos
-
-
 def mapwritable_decode(record):
-    """Inverse of :func:`mapwritable_encode` (any class table, as long as keys are
-    BytesWritable(16) and values DoubleWritable): ``(uuid.UUID, (ids S16, float64))``."""
+    """Inverse of :func:`mapwritable_encode`: ``(uuid.UUID, (ids S16, float64))``.  Reads
+    the class table Hadoop writes for this map (DoubleWritable as id 1) only."""
     size = len(record)
     if size < 33:
         raise _mw_fail(record, 0, "a record of at least 33 bytes", size)
@@ -147,16 +124,17 @@ def mapwritable_decode(record):
                        _MW_HEADER.unpack_from(record))
     if record[8:12] != _MW_INT.pack(16):
         raise _mw_fail(record, 8, "BytesWritable size 16", record[8:12])
-    double_id, pos = _mw_class_table(record)
-    if size < pos + 4:
-        raise _mw_fail(record, pos, "an int count", record[pos:])
+    pos = 28 + len(MW_CLASS_TABLE)
+    if record[28:pos] != MW_CLASS_TABLE or size < pos + 4:
+        raise _mw_fail(record, 28, "the class table {1: DoubleWritable}, an int count",
+                       record[28:pos + 4])
     (n,) = _MW_INT.unpack_from(record, pos)
     pos += 4
     if n < 0 or size - pos != 30 * n:
         raise _mw_fail(record, pos - 4, "an entry count of %d (30 bytes per entry)"
                        % ((size - pos) // 30), n)
     # the bytes every entry repeats, checked as strided slices: no per-entry loop
-    for off, byte in ((0, 0x83), (1, 0), (2, 0), (3, 0), (4, 16), (21, double_id & 0xFF)):
+    for off, byte in ((0, 0x83), (1, 0), (2, 0), (3, 0), (4, 16), (21, 1)):
         column = record[pos + off::30]
         if column.count(byte) != n:
             bad = pos + 30 * next(i for i, b in enumerate(column) if b != byte)
@@ -186,16 +164,11 @@ def base64_decode(line):
 
 # -- the formats -------------------------------------------------------------------
 
-class Format:
-    """A format under test: ``inputs(data)`` -> ``[(key, value)]``; ``make()`` ->
-    fresh ``(encode, decode)`` (a new protocol, as a task has); ``same(decoded,
-    (key, dict))`` checks a round trip; ``framing``: bytes the transport adds."""
-
-    def __init__(self, name, label, description, inputs, make, same, framing=1,
-                 line_safe=True):
-        self.name, self.label, self.description = name, label, description
-        self.inputs, self.make, self.same = inputs, make, same
-        self.framing, self.line_safe = framing, line_safe
+#: a format under test: ``inputs(data)`` -> ``[(key, value)]``; ``make()`` -> fresh
+#: ``(encode, decode)`` (a new protocol, as a task has); ``same(decoded, input)``
+#: checks a round trip; ``framing``: the bytes the transport adds to a record
+Format = collections.namedtuple("Format", "name label description inputs make same framing "
+                                "line_safe", defaults=(operator.eq, 1, True))
 
 
 def _protocol(cls):
@@ -205,21 +178,9 @@ def _protocol(cls):
     return make
 
 
-def _same_vector(dtype):
-    def same(decoded, expected):
-        (k, v), (ek, ed) = decoded, expected
-        ids = np.frombuffer(b"".join(u.bytes for u in ed), "S16")
-        order = np.argsort(ids, kind="stable")
-        ws = np.array(list(ed.values()), dtype=np.float64)[order].astype(dtype)
-        return bool(k == ek and len(v) == len(ed) and np.array_equal(v.ids, ids[order])
-                    and np.array_equal(v.weights, ws))
-    return same
-
-
 def _same_arrays(decoded, expected):
-    (k, (ids, ws)), (ek, ed) = decoded, expected
-    # V16, not S16: S16.tolist() strips trailing zero bytes
-    return k == ek and dict(zip(map(uuid_from_bytes, ids.view("V16").tolist()), ws.tolist())) == ed
+    (k, (ids, ws)), (ek, v) = decoded, expected
+    return k == ek and ids.tobytes() == v.ids.tobytes() and np.array_equal(ws, v.weights)
 
 
 def _vectors(name):
@@ -228,17 +189,15 @@ def _vectors(name):
 
 FORMATS = (
     Format("mrsparse-f64", "mrsparse float64", "mrcodecs.VectorProtocol, float64 weights",
-           _vectors("vectors64"), _protocol(VectorProtocol), _same_vector(np.float64)),
+           _vectors("vectors64"), _protocol(VectorProtocol)),
     Format("mrsparse-f32", "mrsparse float32", "mrcodecs.VectorProtocol, float32 weights",
-           _vectors("vectors32"), _protocol(VectorProtocol), _same_vector(np.float32)),
+           _vectors("vectors32"), _protocol(VectorProtocol)),
     Format("json", "mrjob JSONProtocol", "mrjob.protocol.JSONProtocol (%s): key UUID string, "
            "value {UUID string: float}" % JSONProtocol.__name__,
            lambda d: [(str(k), {str(u): w for u, w in m.items()}) for k, m in zip(d.keys, d.dicts)],
-           _protocol(JSONProtocol), lambda got, e: got == (str(e[0]), {
-               str(u): w for u, w in e[1].items()})),
+           _protocol(JSONProtocol)),
     Format("pickle", "mrjob PickleProtocol", "mrjob.protocol.PickleProtocol: key uuid.UUID, "
-           "value {uuid.UUID: float}", _vectors("dicts"), _protocol(PickleProtocol),
-           lambda got, e: got == e),
+           "value {uuid.UUID: float}", _vectors("dicts"), _protocol(PickleProtocol)),
     Format("mapwritable", "MapWritable equiv.", "Python equivalent of Hadoop's MapWritable"
            "<BytesWritable(16), DoubleWritable> in an uncompressed SequenceFile record",
            _vectors("vectors64"), lambda: (mapwritable_encode, mapwritable_decode),
@@ -276,7 +235,7 @@ def prepare(f, data):
     encode, decode = f.make()
     lines = [encode(k, v) for k, v in inputs]
     for i in (0, len(lines) - 1):  # one round trip each end, outside the timing
-        if not f.same(decode(lines[i]), (data.keys[i], data.dicts[i])):
+        if not f.same(decode(lines[i]), inputs[i]):
             raise AssertionError("%s does not round-trip n=%d" % (f.name, data.n))
     if f.line_safe and any(b"\n" in x or b"\r" in x or x.count(b"\t") != 1 for x in lines):
         raise AssertionError("%s wrote lines that are not line-safe" % f.name)
@@ -338,9 +297,9 @@ def result_row(p, n, records, clock):
 
 def measure_size(n, formats, args, log):
     """Time every format on one stream of ``n``-entry records; the result rows."""
-    records = int(min(args.max_records, max(8, args.entry_budget // n)))
+    records = int(min(MAX_RECORDS, max(8, args.entry_budget // n)))
     t0 = time.perf_counter()
-    data = Data(n, records, args.seed)
+    data = Data(n, records, SEED)
     prepared = [prepare(f, data) for f in formats]
     del data
     setup = time.perf_counter() - t0
@@ -440,36 +399,24 @@ def draw_chart(rows, sizes, directory, title):
     return common.save_figure(fig, "wire", directory)
 
 
+#: the settings of a run, full and quick
+MODES = {False: dict(sizes=SIZES, repeat=5, min_time=0.05, entry_budget=32768),
+         True: dict(sizes=QUICK_SIZES, repeat=1, min_time=0.0, entry_budget=2048)}
+MAX_RECORDS = 32768
+
+
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m bench.wire", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", default=common.quick_default(),
-                    help="sizes %s, small streams, one repetition (default when %s=1)"
-                    % (QUICK_SIZES, common.QUICK_ENV))
+    ap = common.arg_parser("python -m bench.wire", __doc__.split("\n")[0], "wire.json, wire.png")
     ap.add_argument("--sizes", type=lambda s: tuple(int(x) for x in s.split(",")),
                     help="comma-separated entries per vector (default %s)"
                     % ",".join(map(str, SIZES)))
-    ap.add_argument("--formats", type=lambda s: tuple(s.split(",")), default=FORMAT_NAMES,
-                    help="comma-separated subset of %s" % ",".join(FORMAT_NAMES))
     ap.add_argument("--repeat", type=int, help="repetitions, best kept (default 5)")
-    ap.add_argument("--min-time", type=float, help="seconds a measurement lasts at least "
-                    "(default 0.05)")
-    ap.add_argument("--entry-budget", type=int, help="entries per stream (default 32768)")
-    ap.add_argument("--max-records", type=int, default=32768, help="records per stream at most")
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="time the table and checks use (both are saved)")
-    ap.add_argument("--seed", type=int, default=SEED)
-    ap.add_argument("--out", type=Path, default=common.RESULTS_DIR,
-                    help="directory for wire.json and wire.png (default bench/results)")
-    ap.add_argument("--no-chart", action="store_true", help="skip wire.png")
     args = ap.parse_args(argv)
-    q = args.quick
-    for k, v in (("sizes", QUICK_SIZES if q else SIZES), ("repeat", 1 if q else 5),
-                 ("min_time", 0.0 if q else 0.05), ("entry_budget", 2048 if q else 32768)):
-        if getattr(args, k) is None:
+    for k, v in MODES[args.quick].items():
+        if getattr(args, k, None) is None:
             setattr(args, k, v)
-    if set(args.formats) - set(FORMAT_NAMES):
-        ap.error("unknown formats %s; choose from %s" % (
-            ",".join(sorted(set(args.formats) - set(FORMAT_NAMES))), ",".join(FORMAT_NAMES)))
     if args.repeat < 1 or any(n < 1 for n in args.sizes):
         ap.error("--repeat and --sizes must be >= 1")
     return args
@@ -490,32 +437,26 @@ def report(rows, fits, checks, args, speedups):
 
 def main(argv=None):
     args, log = parse_args(argv), common.logger()
-    formats = [f for f in FORMATS if f.name in args.formats]
     speedups = "C (_mrcodecs_speedups)" if mrcodecs.SPEEDUPS else "pure Python"
     log("mrcodecs %s, escaping: %s; JSONProtocol is %s; %d repetition(s)"
         % (mrcodecs.__version__, speedups, JSONProtocol.__name__, args.repeat))
-    rows = [r for n in args.sizes for r in measure_size(n, formats, args, log)]
+    rows = [r for n in args.sizes for r in measure_size(n, FORMATS, args, log)]
     fits, checks = fit_sizes(rows), evaluate_checks(rows)
     report(rows, fits, checks, args, speedups)
-    settings = {k: getattr(args, k) for k in ("quick", "repeat", "clock", "entry_budget",
-                                              "max_records", "seed")}
-    settings.update(min_time_s=args.min_time, sizes=list(args.sizes), formats=[f.name for f in formats],
+    settings = dict(quick=args.quick, repeat=args.repeat, clock=args.clock,
+                    entry_budget=args.entry_budget, max_records=MAX_RECORDS, seed=SEED,
+                    min_time_s=args.min_time, sizes=list(args.sizes), formats=list(FORMAT_NAMES),
                     mrcodecs_version=mrcodecs.__version__, speedups=bool(mrcodecs.SPEEDUPS),
                     json_protocol=JSONProtocol.__name__, mb=10**6,
                     target_bytes_per_record="%g + %g * n" % (TARGET_RECORD, TARGET_ENTRY),
                     method=__doc__.split("\n\n")[1])
-    formats_info = {f.name: {"label": f.label, "description": f.description,
-                             "framing_bytes": f.framing, "line_safe": f.line_safe}
-                    for f in formats}
-    print("\nwrote %s" % common.write_results("wire", {
-        "settings": settings, "formats": formats_info, "results": rows, "fits": fits,
-        "checks": checks, "elapsed_s": log.elapsed()}, args.out))
-    if not args.no_chart:
-        print("wrote %s" % draw_chart(rows, args.sizes, args.out, "mrsparse wire format vs "
-                                      "peers (%s; escaping: %s; best of %d, %s time)" % (
-                                          time.strftime("%Y-%m-%d"), speedups, args.repeat,
-                                          args.clock)))
-    print("total %.1f s" % log.elapsed())
+    formats = {f.name: {"label": f.label, "description": f.description,
+                        "framing_bytes": f.framing, "line_safe": f.line_safe} for f in FORMATS}
+    common.finish("wire", {"settings": settings, "formats": formats, "results": rows,
+                           "fits": fits, "checks": checks}, args, log,
+                  lambda date: draw_chart(rows, args.sizes, args.out, "mrsparse wire format vs "
+                                          "peers (%s; escaping: %s; best of %d, %s time)" % (
+                                              date, speedups, args.repeat, args.clock)))
     return 0
 
 
