@@ -487,10 +487,10 @@ def measure_all(mode, corpora, runs, args, workdir, log):
     for name, c in corpora.items():
         t0 = time.perf_counter()
         paths[name], spec = make_corpus(c, workdir)
-        st = run_references(c, spec, args, workdir, log)
-        st.update(name=name, family=c.family, generator=asdict(c),
-                  input_bytes=paths[name].stat().st_size, generate_s=time.perf_counter() - t0)
-        corpora_stats[name] = st
+        generate_s = time.perf_counter() - t0
+        corpora_stats[name] = dict(run_references(c, spec, args, workdir, log), name=name,
+                                   family=c.family, generator=asdict(c), generate_s=generate_s,
+                                   input_bytes=paths[name].stat().st_size)
     for name, strategy, runner in runs:
         rows.append(run_job(corpora[name], paths[name], strategy, runner, args, workdir, log))
     add_ratios(rows, corpora_stats)

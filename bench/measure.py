@@ -17,58 +17,31 @@ import threading
 import time
 from pathlib import Path
 
-
-def _children_map():
-    kids = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry.name, "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            # the command name may hold spaces; fields resume after the last ')'
-            kids.setdefault(int(stat[stat.rindex(b")") + 2:].split()[1]), []).append(
-                int(entry.name))
-    return kids
+import psutil
 
 
-def _proc_fields(pid, name, prefixes):
-    """Sums of the ``kB`` fields of ``/proc/PID/<name>`` by prefix, in bytes."""
-    out = dict.fromkeys(prefixes, 0)
-    try:
-        with open("/proc/%d/%s" % (pid, name), "rb") as f:
-            for line in f:
-                for p in prefixes:
-                    if line.startswith(p):
-                        out[p] += int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return out
-
-
-def _proc_argv(pid):
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
-    except OSError:
-        return None
+def _vm_hwm(pid):
+    """The peak resident set of a process so far (``VmHWM``), in bytes."""
+    with open("/proc/%d/status" % pid, "rb") as f:
+        return next(int(x.split()[1]) * 1024 for x in f if x.startswith(b"VmHWM:"))
 
 
 def tree_memory(root, peaks, labels):
     """``(rss, pss)`` bytes of ``root`` and its descendants now; each process's
     ``VmHWM`` so far goes into ``peaks`` and its argv into ``labels`` (by pid)."""
-    kids, todo, rss, pss = _children_map(), [root], 0, 0
-    while todo:
-        pid = todo.pop()
-        todo.extend(kids.get(pid, ()))
-        m = _proc_fields(pid, "smaps_rollup", (b"Rss:", b"Pss:"))
-        hwm = _proc_fields(pid, "status", (b"VmHWM:",))
-        if m is None or hwm is None:
+    rss = pss = 0
+    try:
+        procs = [psutil.Process(root)] + psutil.Process(root).children(recursive=True)
+    except psutil.Error:
+        return rss, pss
+    for p in procs:
+        try:
+            m, hwm = p.memory_full_info(), _vm_hwm(p.pid)
+            labels.setdefault(p.pid, p.cmdline())
+        except (psutil.Error, OSError, StopIteration):
             continue  # gone
-        rss, pss = rss + m[b"Rss:"], pss + m[b"Pss:"]
-        peaks[pid] = max(peaks.get(pid, 0), hwm[b"VmHWM:"])
-        labels.setdefault(pid, _proc_argv(pid))
+        rss, pss = rss + m.rss, pss + m.pss
+        peaks[p.pid] = max(peaks.get(p.pid, 0), hwm)
     return rss, pss
 
 

@@ -122,7 +122,8 @@ def write_jsonl(arrays, path):
 def build(n, cache=CACHE, roots=ROOTS, stdlib=True):
     """Paths ``(jsonl, npz)`` of the ``n``-document corpus, built once and cached."""
     files = source_files(roots, stdlib)
-    key = hashlib.sha256("\n".join(str(p) for _, p in files).encode()).hexdigest()[:12]
+    key = hashlib.sha256("\n".join("%s %d" % (p, p.stat().st_size) for _, p in files)
+                         .encode()).hexdigest()[:12]
     jsonl = Path(cache) / ("text-%d-%s.jsonl" % (n, key))
     npz = jsonl.with_suffix(".npz")
     if not (jsonl.exists() and npz.exists()):
