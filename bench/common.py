@@ -50,10 +50,18 @@ def arg_parser(prog, description, outputs):
     ap = argparse.ArgumentParser(prog=prog, description=description)
     ap.add_argument("--quick", action="store_true", default=quick_default(),
                     help="a small, fast run (default when %s=1)" % QUICK_ENV)
-    ap.add_argument("--out", type=Path, default=RESULTS_DIR,
-                    help="directory for %s (default bench/results)" % outputs)
+    ap.add_argument("--out", type=Path, help="directory for %s (default bench/results; "
+                    "quick runs: .cache/bench/results-quick)" % outputs)
     ap.add_argument("--no-chart", action="store_true", help="draw no chart")
     return ap
+
+
+def parse(ap, argv=None):
+    """``ap.parse_args(argv)``; quick runs write elsewhere than the committed results."""
+    args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = REPO_ROOT / ".cache" / "bench" / "results-quick" if args.quick else RESULTS_DIR
+    return args
 
 
 def finish(name, data, args, log, chart=None):

@@ -464,7 +464,7 @@ def parse_args(argv=None):
                     help="timings of each reference per corpus, best kept (fewer once "
                          "they have taken %g s)" % floor.SECONDS)
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile runs")
-    return ap.parse_args(argv)
+    return common.parse(ap, argv)
 
 
 def plan(args):

@@ -390,6 +390,7 @@ def draw_chart(rows, sizes, directory, title):
         ax.set_xticks(xs, [str(int(x)) for x in xs])
         ax.xaxis.set_minor_locator(ticker.NullLocator())
         ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: "{:,.4g}".format(y)))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
     handles, labs = axes[0].get_legend_handles_labels()
     h2, l2 = axes[1].get_legend_handles_labels()
     fig.legend(handles + h2[-1:], labs + l2[-1:], loc="lower center", ncol=8, frameon=False,
@@ -413,7 +414,7 @@ def parse_args(argv=None):
     ap.add_argument("--repeat", type=int, help="repetitions, best kept (default 5)")
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="time the table and checks use (both are saved)")
-    args = ap.parse_args(argv)
+    args = common.parse(ap, argv)
     for k, v in MODES[args.quick].items():
         if getattr(args, k, None) is None:
             setattr(args, k, v)
