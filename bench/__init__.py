@@ -1,6 +1,2 @@
-"""Benchmarks of mrsparse: numbers that matter (bytes, speed) printed as a table,
-written as JSON and drawn as a chart under ``bench/results/``.
-
-Run one with ``python -m bench.<name>`` from the repository root
-(``python -m bench.wire --help``).  Shared plumbing lives in :mod:`bench.common`.
-"""
+"""Benchmarks of mrsparse (``python -m bench.<name> --help``): tables on stdout, JSON and
+charts in ``bench/results/``; shared plumbing in :mod:`bench.common`."""

@@ -52,9 +52,8 @@ class Corpus:
 
     @property
     def family(self):
-        if self.source == "text":
-            return "text"
-        return "exact" if self.max_df is None else "df-cut %d" % self.max_df
+        cut = "exact" if self.max_df is None else "df-cut %d" % self.max_df
+        return "text" if self.source == "text" else cut
 
 
 FULL_CORPORA = (
@@ -63,14 +62,10 @@ FULL_CORPORA = (
     Corpus("cut-5k", 5000, 1, 1000), Corpus("W1", 20000, 1, 1000),
     Corpus("cut-50k", 50000, 1, 1000), Corpus("text-4k", 4000, source="text"),
 )
-QUICK_CORPORA = (
-    Corpus("exact-q200", 200, 2, vocabulary=20000),
-    Corpus("W2-quick", 400, 2, vocabulary=20000),
-    Corpus("dense-quick", 1000, 2, vocabulary=20000),
-    Corpus("cut-q300", 300, 1, 100, vocabulary=20000),
-    Corpus("W1-quick", 1000, 1, 100, vocabulary=20000),
-    Corpus("text-q400", 400, source="text"),
-)
+QUICK_CORPORA = tuple(Corpus(*c, vocabulary=20000) for c in (
+    ("exact-q200", 200, 2), ("W2-quick", 400, 2), ("dense-quick", 1000, 2),
+    ("cut-q300", 300, 1, 100), ("W1-quick", 1000, 1, 100))) + (
+    Corpus("text-q400", 400, source="text"),)
 WORKLOADS = {"full": {"dense": "dense", "W1": "W1", "W2": "W2", "text": "text-4k"},
              "quick": {"dense": "dense-quick", "W1": "W1-quick", "W2": "W2-quick",
                        "text": "text-q400"}}

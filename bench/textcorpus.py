@@ -35,11 +35,11 @@ _ROFF = re.compile(r"\\(?:f[A-Z0-9]|f\(..|f\[[^]]*\]|\(..|\[[^]]*\]|\*.|s[-+]?\d
 
 def source_files(roots=ROOTS, stdlib=True):
     """``[(uuid, path)]`` of the source files, in the order documents are taken."""
-    paths = [p for root in roots for p in Path(root).rglob("*") if p.is_file()]
+    paths = [p for root in roots for p in Path(root).rglob("*")]
     if stdlib:
         paths += Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")
     keyed = [(uuid.uuid5(NAMESPACE, str(p)), p) for p in paths
-             if "site-packages" not in p.parts]
+             if p.is_file() and "site-packages" not in p.parts]
     return sorted(keyed, key=lambda t: t[0].bytes)
 
 

@@ -283,3 +283,15 @@ def test_a_failed_quick_run_fails_once_then_skips_and_is_removed(tmp_path):
             run.get()
     run.close()
     assert not out.exists()
+
+
+def test_no_benchmark_function_is_longer_than_60_lines():
+    import ast
+
+    long = []
+    for path in sorted((REPO_ROOT / "bench").glob("**/*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.end_lineno - node.lineno + 1 > 60:
+                    long.append("%s:%s" % (path.name, node.name))
+    assert long == []
