@@ -41,12 +41,15 @@ class QuickRun:
         cmd = [sys.executable, "-m", "bench.%s" % self.module, "--quick", "--out",
                str(self.out)] + [a.format(out=self.out) for a in self.extra]
         proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
-        if proc.returncode != 0:
-            self._error = "python %s exited %d; its output ends:\n%s" % (
-                " ".join(cmd[1:]), proc.returncode, (proc.stdout + proc.stderr)[-4000:])
-            return
-        self._result = (self.out, json.loads((self.out / ("%s.json" % self.module)).read_text()),
-                        proc.stdout)
+        try:
+            if proc.returncode != 0:
+                raise ValueError("exited %d" % proc.returncode)
+            result = json.loads((self.out / ("%s.json" % self.module)).read_text())
+        except (OSError, ValueError) as e:
+            self._error = "python %s: %s; its output ends:\n%s" % (
+                " ".join(cmd[1:]), e, (proc.stdout + proc.stderr)[-4000:])
+        else:
+            self._result = (self.out, result, proc.stdout)
 
     def close(self):
         """Remove the output directory and everything in it."""
