@@ -169,9 +169,12 @@ def child(spec):
     out.update({"floor_" + x: y for x, y in neighbours_digest(keys, r, c, s).items()})
     if importlib.util.find_spec("sparse_dot_topn") is None:
         return out
-    walls, cpus, (r, c, s) = best_of(lambda: topn_top_k(Xn, Xn.T.tocsr(), k, measure), passes)
+    walls, cpus, (tr, c, ts) = best_of(lambda: topn_top_k(Xn, Xn.T.tocsr(), k, measure), passes)
+    # ties at the k-th score are the peer's to break: its scores are compared, not its ids
+    same = tr.shape == r.shape and (tr == r).all() and np.allclose(ts, s, rtol=1e-12, atol=0)
     out.update(topn_wall_s=min(walls), topn_cpu_s=min(cpus), topn_passes=len(walls),
-               topn_threads=TOPN_THREADS)
+               topn_threads=TOPN_THREADS, topn_same_scores_as_floor=bool(same))
+    r, s = tr, ts
     out.update({"topn_" + x: y for x, y in neighbours_digest(keys, r, c, s).items()})
     return out
 
