@@ -1,10 +1,11 @@
 """The job benchmark's plumbing, byte counts and agreement (never its speed).
 
 One run of ``python -m bench.jobs --quick`` is shared by the tests that read
-its JSON: both strategies and the scipy floor must find the same neighbours,
-the counters must match the corpus, the shuffle byte counts must be real file
-sizes that add up, task memory must be sampled, and every target must be
-reported.
+its JSON (a failed run is reported once, see ``tests/bench_helpers.py``): both
+strategies and the scipy floor must find the same neighbours, sparse_dot_topn
+the same scores, the counters must match the corpus, the shuffle byte counts
+must be real file sizes that add up, task memory must be sampled, and every
+target must be reported.  The text corpus builder is tested on files of its own.
 """
 import json
 import re
