@@ -33,6 +33,16 @@ __all__ = ["SparseJob", "JobError", "INPUT", "DFCUT", "WORK", "SKIPPED", "packag
 log = logging.getLogger(__name__)
 
 
+def _drop_notice(logger, start):
+    logging.getLogger(logger).addFilter(lambda r: not r.getMessage().lstrip().startswith(start))
+
+
+# notices on every run that ask for nothing: mrjob's "No configs specified for inline
+# runner" (the jobs need no mrjob.conf), and the JVM's on the module Spark 4 always adds
+_drop_notice("mrjob.conf", "No configs ")
+_drop_notice("mrjob.logs.step", "WARNING: Using incubator modules: jdk.incubator.vector")
+
+
 class SparseJob(MRJob):
     """Base class of the mrsparse jobs (options, input, index, shipping)."""
 

@@ -78,6 +78,26 @@ def test_dot_products_cosine_top_k_max_df(streaming_jar, hadoop_tmp, corpus_file
     assert "\t\tfeatures dropped=1\n" in run.log
     assert "mrsparse: skipped 4 bad input line(s)" in run.log
     assert "mrsparse: --max-df dropped 1 feature(s)" in run.log
+    check_quiet(run.log, len(run.step_counters))
+
+
+def check_quiet(log, steps):
+    """What a local-mode run shows: mrjob's lines, each step's job id,
+    progress and counters, warnings and errors; not Hadoop's other INFO lines,
+    not the ``sh -x`` trace of each task's wrapper script, not local mode's
+    tracking URL (nothing is served there)."""
+    lines = log.splitlines()
+    assert "Running step %d of %d" % (steps, steps) in log
+    assert log.count(" map 100% reduce 100%") == steps
+    assert [line for line in lines if line.startswith("+ ")] == []
+    for noise in ("The url to track the job", "metrics system already initialized",
+                  "No configs", "Total input files to process", "number of splits:",
+                  "native-hadoop"):
+        assert noise not in log, noise
+    # counters (tab-indented) and progress lines aside: about 7 lines a step
+    # (step, job id, uber mode, completed, output dir, ...) and a few for the run
+    rest = [line for line in lines if not line.startswith(("\t", "Counters: ", "   map "))]
+    assert len(rest) <= 8 * steps + 12, "\n".join(rest)
 
 
 def test_dot_products_queries_on_task_python(streaming_jar, hadoop_tmp, corpus_files,

@@ -54,6 +54,22 @@ def test_dot_products_cosine_top_k_max_df(corpus_files, strategy):
         assert list(got[k]) == list(row), k
     assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
     assert "mrsparse: skipped 4 bad input line(s)" in run.log
+    check_quiet(run.log, len(MRSparseDotProducts(args).steps()))
+
+
+def check_quiet(log, steps):
+    """What a run on Spark shows (tests/engines/log4j2-spark.properties):
+    mrjob's lines, one line a finished stage as progress, the counters,
+    warnings and errors; not Spark's ~200 INFO lines a run, nor the JVM's
+    notice on the incubator module Spark's launcher adds."""
+    lines = log.splitlines()
+    finished = [line for line in lines if " finished in " in line and "Stage " in line]
+    assert len(finished) >= steps, log          # a stage or more a step
+    for noise in ("Running Spark version", "BlockManager", "Starting task", "Registering",
+                  "incubator modules", "native-hadoop", "No configs"):
+        assert noise not in log, noise
+    rest = [line for line in lines if not line.startswith("\t") and line not in finished]
+    assert len(rest) <= 2 * steps + 15, "\n".join(rest)
 
 
 def test_dot_products_queries(corpus_files):

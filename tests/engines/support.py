@@ -143,12 +143,20 @@ def probe(python):
 
 def hadoop_args(jar, tmp, python_bin=PYTHON):
     """mrjob options of a run on real Hadoop (local mode, file:/// paths)."""
+    # --sh-bin without mrjob's -x: local mode passes the tasks' stderr to the
+    # console, where the trace of each task's wrapper script is noise
     return ["-r", "hadoop", "--hadoop-bin", LAUNCHER, "--hadoop-streaming-jar", jar,
-            "--hadoop-tmp-dir", "file://%s" % tmp, "--python-bin", python_bin]
+            "--hadoop-tmp-dir", "file://%s" % tmp, "--python-bin", python_bin,
+            "--sh-bin", "/bin/sh -e"]
+
+
+#: the Spark driver's log4j2 config: warnings, errors and finished stages
+SPARK_LOG4J = os.path.join(HERE, "log4j2-spark.properties")
 
 
 def spark_args():
     return ["-r", "spark", "--spark-master", "local[2]", "-D", "spark.ui.enabled=false",
+            "-D", "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:" + SPARK_LOG4J,
             "--python-bin", PYTHON]
 
 
