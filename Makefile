@@ -1,5 +1,12 @@
 # mrsparse: every target sets up what it needs; `make test` on a fresh machine does it all.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Each stage prints one line "make: ..."; the commands themselves are not echoed.
+
+# python3.X that runs: on PATH, else the newest pyenv install of it (a pyenv
+# shim of a version that is not active does not run)
+find_python = $(firstword $(foreach c,python$(1) $(lastword $(sort $(wildcard \
+	$(HOME)/.pyenv/versions/$(1).*/bin/python$(1)))),$(shell $(c) -c 'print("$(c)")' 2>/dev/null)))
+
+PYTHON ?= $(or $(call find_python,3.11),python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -11,6 +18,11 @@ PYTEST_ARGS ?=
 # (make test PYTHON=python3.12), .venv is rebuilt rather than silently reused.
 PY_ID := import sys; print(sys.implementation.name, sys.version.split()[0], sys.base_prefix)
 PYTHON_ID := $(shell $(PYTHON) -c '$(PY_ID)' 2>/dev/null)
+ifeq ($(PYTHON_ID),)
+# PYTHON=python3.13 resolves as the Python 3.13 tests find theirs
+override PYTHON := $(or $(call find_python,$(patsubst python%,%,$(notdir $(PYTHON)))),$(PYTHON))
+PYTHON_ID := $(shell $(PYTHON) -c '$(PY_ID)' 2>/dev/null)
+endif
 VENV_ID := $(shell test -x $(PY) && $(PY) -c '$(PY_ID)' 2>/dev/null)
 ifeq ($(PYTHON_ID),)
 $(error PYTHON=$(PYTHON) does not run)
@@ -40,13 +52,17 @@ VERSION_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py 
 	"tests/test_dot_products.py::test_local_runner_matches_inline[blocks-args1-True]"
 
 $(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	@echo "make: creating $(VENV) with $(PYTHON) (Python $(word 2,$(PYTHON_ID)))"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
 
+# (the C extension and the egg-info are built in src/; an older layout had them at the top)
 $(STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c
-	$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr]'
+	@echo "make: installing mrsparse (editable) and its test, bench, examples, spark and emr extras into $(VENV)"
+	@rm -rf _mrcodecs_speedups*.so mrsparse.egg-info
+	@$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr]'
 	@$(PY) -c 'import mrcodecs._impl as i; i.SPEEDUPS or print("\nWARNING: mrcodecs runs on its pure-Python twin: " + i.REASON + "\n")'
-	touch $@
+	@touch $@
 
 install: $(STAMP)
 
@@ -54,15 +70,18 @@ install: $(STAMP)
 # scipy) plus the examples' progress bar; no test, engine or bench extras
 RUN_STAMP := $(VENV)/.installed-run
 $(RUN_STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c
-	$(PY) -m pip install -q -e '.[examples]'
-	touch $@
+	@echo "make: installing mrsparse (editable) and its runtime dependencies into $(VENV)"
+	@rm -rf _mrcodecs_speedups*.so mrsparse.egg-info
+	@$(PY) -m pip install -q -e '.[examples]'
+	@touch $@
 
 # Real Hadoop Streaming runs on pyspark's Hadoop client jars (installed above)
 # plus the hadoop-streaming jar from Maven Central, cached in .cache/engines;
 # the test cluster (HDFS + YARN) on hadoop-minicluster's jars from Maven Central
 # (.cache/engines/cluster, with its stop-on-signal wrapper compiled by javac).
 engines: install
-	tests/engines/fetch-jars.sh
+	@echo "make: the engines' jars in .cache/engines (fetched from Maven Central the first time)"
+	@tests/engines/fetch-jars.sh >/dev/null
 
 # a pseudo-distributed Hadoop (HDFS + YARN, 2 NodeManagers) in the foreground
 # until Ctrl-C; prints how to point mrjob at it
@@ -70,25 +89,25 @@ cluster: engines
 	$(PY) -m tests.engines.cluster
 
 test: install engines
-	$(PY) -m pytest $(PYTEST_ARGS)
-	$(MAKE) --no-print-directory test-purepython
-	$(MAKE) --no-print-directory test-versions
+	@echo "make: the test suite (with Hadoop, an HDFS + YARN cluster and Spark: about 11 minutes)"
+	@$(PY) -m pytest $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory test-purepython
+	@$(MAKE) --no-print-directory test-versions
 
 test-purepython: install
-	MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" -k "not local" $(TWIN_TESTS) $(PYTEST_ARGS)
+	@echo "make: the codec and job tests on the pure-Python twin of mrcodecs"
+	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" -k "not local" $(TWIN_TESTS) $(PYTEST_ARGS)
 
-# python3.X that runs: on PATH, else the newest pyenv install of it
-find_python = $(firstword $(foreach c,python$(1) $(lastword $(sort $(wildcard \
-	$(HOME)/.pyenv/versions/$(1).*/bin/python$(1)))),$(shell $(c) -c 'print("$(c)")' 2>/dev/null)))
 $(foreach v,$(VERSIONS),$(eval PYTHON_$(v) ?= $$(call find_python,$(v))))
 
 .venv-%/.installed: setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c
-	rm -rf .venv-$*
-	$(PYTHON_$*) -m venv .venv-$*
-	.venv-$*/bin/python -m pip install -q --upgrade pip
-	.venv-$*/bin/python -m pip install -q -e '.[test]'
+	@echo "make: creating .venv-$* with $(PYTHON_$*) and installing mrsparse and its test extras"
+	@rm -rf .venv-$*
+	@$(PYTHON_$*) -m venv .venv-$*
+	@.venv-$*/bin/python -m pip install -q --upgrade pip
+	@.venv-$*/bin/python -m pip install -q -e '.[test]'
 	@.venv-$*/bin/python -c 'import mrcodecs._impl as i; assert i.SPEEDUPS, i.REASON'
-	touch $@
+	@touch $@
 
 test-versions: $(foreach v,$(VERSIONS),test-python-$(v))
 
@@ -103,7 +122,7 @@ test-python-%: FORCE
 	fi
 
 run: $(RUN_STAMP)
-	$(PY) -m examples.strongest_pairs
+	@$(PY) -m examples.strongest_pairs
 
 bench: install
 	$(PY) -m bench.wire
@@ -116,7 +135,8 @@ vectors: install
 	$(PY) codecs/vectors/make_vectors.py
 
 clean:
-	rm -rf $(VENV) .venv-* .cache build *.egg-info .pytest_cache .hypothesis _mrcodecs_speedups*.so
+	rm -rf $(VENV) .venv-* .cache build *.egg-info src/*.egg-info .pytest_cache .hypothesis \
+		_mrcodecs_speedups*.so src/_mrcodecs_speedups*.so
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 FORCE:

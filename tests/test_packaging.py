@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 import pytest
 
@@ -71,3 +72,51 @@ def test_make_rebuilds_a_venv_built_with_another_python(tmp_path):
     assert "make: .venv was built with cpython %d.%d." % sys.version_info[:2] in out
     assert "rebuilding .venv" in out
     assert not (tmp_path / ".venv").exists()
+
+
+def test_make_python_finds_a_pyenv_version_that_is_not_active(tmp_path):
+    # PYTHON=python3.13 where python3.13 on PATH is a pyenv shim of a version
+    # that is not active (it fails): make takes pyenv's own install of 3.13,
+    # as the Python 3.12/3.13 tests of `make test` do
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("needs make")
+    shutil.copy(os.path.join(ROOT, "Makefile"), tmp_path)
+    for name in ("setup.cfg", "setup.py", "pyproject.toml", "codecs/mrcodecs/_speedups.c"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).touch()
+    shims, home = tmp_path / "shims", tmp_path / "home"
+    installed = home / ".pyenv" / "versions" / "3.13.9" / "bin"
+    shims.mkdir()
+    installed.mkdir(parents=True)
+    (shims / "python3.13").write_text("#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\n"
+                                      "exit 127\n")
+    (installed / "python3.13").write_text('#!/bin/sh\nexec %s "$@"\n' % sys.executable)
+    for script in (shims / "python3.13", installed / "python3.13"):
+        script.chmod(0o755)
+    env = dict(os.environ, HOME=str(home), PATH="%s:%s" % (shims, os.environ["PATH"]))
+    out = subprocess.run([make, "-n", "install", "PYTHON=python3.13"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "does not run" not in out.stderr
+    assert "creating .venv with %s" % (installed / "python3.13") in out.stdout
+
+
+def test_the_editable_install_is_a_path_entry():
+    # src/ is the one import root (links to mrjobs and codecs/mrcodecs), so
+    # setuptools installs the package editable as a plain .pth line, with no
+    # import hook and no warning about folders that shadow the package
+    site = sysconfig.get_paths()["purelib"]
+    pth = glob.glob(os.path.join(site, "__editable__.mrsparse-*.pth"))
+    if not pth:
+        pytest.skip("mrsparse is not installed in editable mode")
+    with open(pth[0]) as f:
+        entry = f.read().strip()
+    assert not entry.startswith("import "), entry      # setuptools' import hook
+    assert os.path.samefile(entry, os.path.join(ROOT, "src"))
+    assert not glob.glob(os.path.join(site, "__editable__*mrsparse*finder*"))
+    import mrcodecs
+    import mrjobs
+    for package in (mrcodecs, mrjobs):
+        assert os.path.dirname(package.__file__) in (
+            os.path.join(ROOT, "src", package.__name__), os.path.join(ROOT, package.__name__))

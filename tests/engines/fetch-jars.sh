@@ -29,6 +29,13 @@ version="${HADOOP_STREAMING_VERSION:-3.4.2}"
 mvn="${MVN:-mvn}"
 javac="${JAVAC:-javac}"
 
+# run_mvn ARGS...: Maven in batch mode, its output on stderr as plain text:
+# Maven 3.8 writes ANSI resets (ESC[0m) even with -B and -Dstyle.color=never
+run_mvn() {
+    # shellcheck disable=SC2086  # MVN may carry options
+    $mvn -B -Dstyle.color=never "$@" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' >&2
+}
+
 # jar_has JAR ENTRY: is ENTRY in JAR? The listing goes to a file first: with
 # `unzip -l | grep -q` under pipefail, grep exits at the first match, unzip
 # gets SIGPIPE, and the check fails at random.
@@ -55,10 +62,9 @@ mkdir -p "$cache"
 if [ ! -s "$jar" ]; then
     echo "fetching org.apache.hadoop:hadoop-streaming:$version into $cache" >&2
     tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
-    # shellcheck disable=SC2086  # MVN may carry options
-    $mvn -B -q dependency:copy \
+    run_mvn -q dependency:copy \
         "-Dartifact=org.apache.hadoop:hadoop-streaming:$version:jar" \
-        "-DoutputDirectory=$tmp" >&2
+        "-DoutputDirectory=$tmp"
     # check it is a real jar with the streaming main class before keeping it
     jar_has "$tmp/hadoop-streaming-$version.jar" 'org/apache/hadoop/streaming/HadoopStreaming.class' \
         || { echo "fetch-jars.sh: downloaded jar looks wrong" >&2; exit 1; }
@@ -76,9 +82,8 @@ if [ -z "${MRSPARSE_NO_CLUSTER:-}" ]; then
         echo "fetching the test cluster's jars (hadoop-minicluster, ~115 MB) into $cluster" >&2
         rm -f "$cluster/classes.stamp"
         tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
-        # shellcheck disable=SC2086
-        $mvn -B -q -f "$src/pom.xml" dependency:copy-dependencies \
-            -DincludeScope=runtime "-DoutputDirectory=$tmp/lib" >&2
+        run_mvn -q -f "$src/pom.xml" dependency:copy-dependencies \
+            -DincludeScope=runtime "-DoutputDirectory=$tmp/lib"
         ls "$tmp/lib" > "$tmp/jars.txt"
         grep -q '^hadoop-mapreduce-client-jobclient-.*-tests\.jar$' "$tmp/jars.txt" \
             || { echo "fetch-jars.sh: no hadoop-mapreduce-client-jobclient tests jar" >&2; exit 1; }
