@@ -9,7 +9,7 @@ import uuid
 import numpy as np
 import scipy.sparse as sp
 
-from examples.generate import generate_arrays, generate_lines, main as generate_main
+from mrjobs.generate import generate_arrays, generate_lines, main as generate_main
 from examples.strongest_pairs import SAMPLE, strongest_pairs
 from tests.jobs_helpers import oracle, read_corpus
 
@@ -93,3 +93,19 @@ def test_strongest_pairs_offers_every_measure():
                          text=True)
     assert out.returncode == 0, out.stderr
     assert "2 strongest pairs by loglikelihood" in out.stdout
+
+
+def test_generator_runs_from_any_directory(tmp_path):
+    # installed with mrsparse: no checkout on the path, another working dir
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-m", "mrjobs.generate", "--vectors", "3",
+                          "--vocabulary", "40", "--seed", "7", "-o", "c.jsonl"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "c.jsonl").read_text().splitlines() == list(
+        generate_lines(3, 50, 40, seed=7, progress=False))
+    # the old name, from the checkout's root, writes the same
+    old = subprocess.run([sys.executable, "-m", "examples.generate", "--vectors", "3",
+                          "--vocabulary", "40", "--seed", "7"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    assert old.splitlines() == (tmp_path / "c.jsonl").read_text().splitlines()

@@ -25,6 +25,10 @@ def test_first_five_minutes_commands_run_as_written(tmp_path):
     commands = [line.split("  #")[0].strip() for line in block.splitlines()]
     commands = [c for c in commands if c and not c.startswith(("make ", ". ", "#"))]
     assert any(c.startswith("python -m mrjobs.dot_products examples/") for c in commands)
+    # what they write goes to /tmp, not into the checkout (here: into tmp_path)
+    written = [w for c in commands for w in re.findall(r">\s*(\S+)", c)]
+    assert written and all(w.startswith("/tmp/") for w in written), written
+    commands = [c.replace("/tmp/", "%s/" % tmp_path) for c in commands]
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python").write_text('#!/bin/sh\nexec %s "$@"\n' % sys.executable)
