@@ -89,7 +89,7 @@ cluster: engines
 	$(PY) -m tests.engines.cluster
 
 test: install engines
-	@echo "make: the test suite (with Hadoop, an HDFS + YARN cluster and Spark: about 11 minutes)"
+	@echo "make: the test suite, with Hadoop, an HDFS + YARN cluster and Spark (the longest stage)"
 	@$(PY) -m pytest $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory test-purepython
 	@$(MAKE) --no-print-directory test-versions

@@ -63,8 +63,10 @@ def test_strongest_pairs_match_scipy():
 
 
 def test_make_run_command_prints_the_table():
-    out = subprocess.run([sys.executable, "-m", "examples.strongest_pairs", "--pairs", "3"],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    run = subprocess.run([sys.executable, "-m", "examples.strongest_pairs", "--pairs", "3"],
+                         cwd=ROOT, capture_output=True, text=True, check=True)
+    out = run.stdout
+    assert run.stderr == ""          # not mrjob's "No configs specified for inline runner"
     assert "3 strongest pairs by cosine among 309 vectors" in out
     assert len([l for l in out.splitlines() if l.startswith(("   1 ", "   2 ", "   3 "))]) == 3
 
