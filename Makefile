@@ -94,6 +94,11 @@ test: install engines
 	@$(MAKE) --no-print-directory test-purepython
 	@$(MAKE) --no-print-directory test-versions
 
+# the suite without the real engines (no Java, no jars needed)
+test-fast: install
+	@echo "make: the test suite without the real engines"
+	@$(PY) -m pytest -m "not engines" $(PYTEST_ARGS)
+
 test-purepython: install
 	@echo "make: the codec and job tests on the pure-Python twin of mrcodecs"
 	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" -k "not local" $(TWIN_TESTS) $(PYTEST_ARGS)
