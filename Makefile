@@ -19,9 +19,13 @@ PYTEST_ARGS ?=
 PY_ID := import sys; print(sys.implementation.name, sys.version.split()[0], sys.base_prefix)
 PYTHON_ID := $(shell $(PYTHON) -c '$(PY_ID)' 2>/dev/null)
 ifeq ($(PYTHON_ID),)
-# PYTHON=python3.13 resolves as the Python 3.13 tests find theirs
-override PYTHON := $(or $(call find_python,$(patsubst python%,%,$(notdir $(PYTHON)))),$(PYTHON))
+# PYTHON=python3.13 that does not run resolves as the Python 3.13 tests find theirs
+PYTHON_FOUND := $(call find_python,$(patsubst python%,%,$(notdir $(PYTHON))))
+ifneq ($(PYTHON_FOUND),)
+$(info make: PYTHON=$(PYTHON) does not run; using $(PYTHON_FOUND))
+override PYTHON := $(PYTHON_FOUND)
 PYTHON_ID := $(shell $(PYTHON) -c '$(PY_ID)' 2>/dev/null)
+endif
 endif
 VENV_ID := $(shell test -x $(PY) && $(PY) -c '$(PY_ID)' 2>/dev/null)
 ifeq ($(PYTHON_ID),)
