@@ -779,9 +779,9 @@ class _StepTimes(logging.Handler):
             self.starts.append(time.monotonic())
 
 
-def measure_run(args, num_cores=2):
-    """Run the job on the local runner (in a temporary directory that is removed
-    afterwards) and measure it.
+def measure_run(args, num_cores=2, runner="local"):
+    """Run the job on the local (or inline) runner, in a temporary directory
+    that is removed afterwards, and measure it.
 
     Returns
     -------
@@ -800,7 +800,7 @@ def measure_run(args, num_cores=2):
     mrjob_log.setLevel(logging.INFO)
     try:
         job = MRSparseDotProducts(list(args) + [
-            "-r", "local", "--num-cores", str(num_cores), "--no-conf",
+            "-r", runner, "--num-cores", str(num_cores), "--no-conf",
             "--local-tmp-dir", tmp, "--cleanup", "NONE"])
         t0 = time.monotonic()
         with job.make_runner() as runner:
@@ -991,8 +991,11 @@ def main(argv=None):
             print("calibration written to %s: %s" % (o.calibration, ", ".join(
                 "%s=%.3g" % kv for kv in r["constants"].items())))
             return
-        if o.compare and o.vectors is not None:
-            ap.error("--compare runs the input itself: leave out --vectors")
+        if o.compare:
+            if o.vectors is not None:
+                ap.error("--compare runs the input itself: leave out --vectors")
+            # the run is local: plan for the local runner's reduce tasks
+            o.runner, o.reducers, o.num_cores = "local", None, o.num_cores or 2
         e = plan(o)
         if not o.json:
             print(format_plan(e, o), flush=True)
