@@ -75,13 +75,12 @@ from pathlib import Path
 import numpy as np
 
 from mrcodecs import ID_DTYPE
-from mrcodecs.jobwire import Block, Stripe, block_pair_key
+from mrcodecs.jobwire import Stripe
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, estimate_blocks,
                            pair_memory_bytes)
 from mrjobs.kernels import sort_sum
 from mrjobs.measures import MEASURES, get as get_measure, prepare_rows, score
 from mrjobs.parsing import FORMATS, InputError, parse_vector
-from mrjobs.wire import internal_protocol_class
 
 __all__ = ["Sample", "read_sample", "estimate", "format_plan", "measure_run", "calibrate",
            "main", "PlanError"]
@@ -565,7 +564,7 @@ def _job_blocks(o, input_bytes):
 def _suggest_blocks(entries, o, R):
     """The smallest B with at least 4 block pairs a reduce task, blocks of at
     most DEFAULT_BLOCK_ENTRIES and a pair reducer within --reducer-memory."""
-    b = estimate_blocks(entries, R)
+    b = estimate_blocks(entries, R, DEFAULT_BLOCK_ENTRIES)
     if o.reducer_memory:
         limit = o.reducer_memory * 2 ** 20
         while pair_memory_bytes(entries, b, o.buffer_entries) > limit and b < 10 ** 6:
