@@ -136,6 +136,7 @@ run: $(RUN_STAMP)
 bench: install
 	$(PY) -m bench.wire
 	$(PY) -m bench.jobs
+	$(PY) -m mrjobs.plan --calibrate
 
 lint: install
 	$(PY) -m pyflakes mrjobs codecs tests examples bench setup.py
