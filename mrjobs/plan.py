@@ -49,7 +49,7 @@ is a uniform sample of all pairs:
   protocol (escapes included); record counts from the buffers' flush rules
   (``--buffer-entries``) and ``--reducers`` reduce tasks a step.
 
-Time: measured constants of this machine (``--calibrate``: two runs of the
+Time: measured constants of this machine (``--calibrate``: three runs of the
 job on generated corpora on the local runner, fitted per step to seconds =
 c0 + c_bytes·bytes/slots + c_pairs·pairs/slots), stored with the date and
 the machine in ``bench/results/plan-calibration.json`` (``make bench``
@@ -857,29 +857,35 @@ def format_comparison(rows):
     return "\n".join(out)
 
 
-def calibrate(path, num_cores=2, sizes=(2000, 8000), log_to=sys.stderr):
-    """Run the job on two generated corpora (Zipfian, 50 features a vector,
-    cosine, top 10, default blocks) on the local runner, fit the time
-    constants per step and write them, with the date and the machine, to
-    ``path``."""
+#: the calibration's corpora: (vectors, Zipf exponent, vocabulary); the last
+#: has rare features (few pairs for its bytes), which tells pairs from bytes
+CALIBRATION_CORPORA = ((2000, 1.1, 100000), (8000, 1.1, 100000), (8000, 0.8, 1000000))
+
+
+def calibrate(path, num_cores=2, corpora=CALIBRATION_CORPORA, log_to=sys.stderr):
+    """Run the job on generated corpora (50 features a vector, cosine, top 10,
+    default blocks) on the local runner, fit the time constants per step and
+    write them, with the date and the machine, to ``path``."""
     from scipy.optimize import nnls
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from examples.generate import write_corpus
     runs, a, t = [], [], []
     with tempfile.TemporaryDirectory(prefix="mrsparse-calibrate-") as d:
-        for n in sizes:
-            corpus = os.path.join(d, "c%d.jsonl" % n)
-            write_corpus(corpus, vectors=n, seed=2, progress=False)
+        for n, zipf, vocabulary in corpora:
+            corpus = os.path.join(d, "c%d-%g.jsonl" % (n, zipf))
+            write_corpus(corpus, vectors=n, zipf=zipf, vocabulary=vocabulary, seed=2,
+                         progress=False)
             run = measure_run([corpus, "--measure", "cosine", "--top-k", "10"], num_cores)
             pc = run["work"].get("products computed", 0)
             for i, (b, s) in enumerate(zip(run["step_bytes"], run["step_seconds"])):
                 pairs = pc if i == 1 else 0
                 a.append([1.0, b / num_cores, pairs / num_cores])
                 t.append(s)
-            runs.append({"vectors": n, "seconds": run["seconds"], "step_bytes": run["step_bytes"],
+            runs.append({"vectors": n, "zipf": zipf, "vocabulary": vocabulary,
+                         "seconds": run["seconds"], "step_bytes": run["step_bytes"],
                          "step_seconds": run["step_seconds"], "products_computed": pc})
-            print("calibration: %d vectors, %.1f s, steps %s s" % (
-                n, run["seconds"], ", ".join("%.1f" % s for s in run["step_seconds"])),
+            print("calibration: %d vectors (Zipf %g), %.1f s, steps %s s" % (
+                n, zipf, run["seconds"], ", ".join("%.1f" % s for s in run["step_seconds"])),
                 file=log_to)
     (c0, cb, cp), _ = nnls(np.array(a), np.array(t))
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -945,7 +951,7 @@ def _parser():
     cl.add_argument("--calibration", default=str(CALIBRATION), metavar="PATH",
                     help="time constants (default %(default)s)")
     cl.add_argument("--calibrate", action="store_true",
-                    help="measure this machine's throughput (two local runs) and write "
+                    help="measure this machine's throughput (three local runs) and write "
                          "--calibration")
     cl.add_argument("--compare", action="store_true",
                     help="also run the job here (local runner) and print plan against run")
