@@ -977,6 +977,11 @@ def _check(ap, o):
         ap.error("--blocks applies to --strategy blocks only")
     if get_measure(o.measure).needs_n_features and o.num_features is None:
         ap.error("--measure %s needs --num-features N" % o.measure)
+    from mrjobs.dot_products import MRSparseDotProducts
+    try:  # the job's own checks of its options
+        MRSparseDotProducts(job_args(o) + ["--no-conf"])
+    except ValueError as e:
+        ap.error(str(e))
 
 
 def plan(o):

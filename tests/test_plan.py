@@ -188,3 +188,8 @@ def test_cli_prints_a_plan_and_clear_errors(corpora, tmp_path):
     hdfs = subprocess.run([sys.executable, "-m", "mrjobs.plan", "hdfs:///x"],
                           capture_output=True, text=True)
     assert hdfs.returncode == 1 and "reads local files" in hdfs.stderr
+    # the job's own option checks, as a usage error
+    both = subprocess.run([sys.executable, "-m", "mrjobs.plan", corpora["600"], "--queries",
+                           corpora["600"], "--include-self"], capture_output=True, text=True)
+    assert both.returncode == 2 and "Traceback" not in both.stderr
+    assert "--include-self does not apply with --queries" in both.stderr
