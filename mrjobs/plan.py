@@ -50,8 +50,10 @@ is a uniform sample of all pairs:
   (``--buffer-entries``) and ``--reducers`` reduce tasks a step.
 
 Time: measured constants of this machine (``--calibrate``: three runs of the
-job on generated corpora on the local runner, fitted per step to seconds =
-c0 + c_bytes·bytes/slots + c_pairs·pairs/slots), stored with the date and
+job on generated corpora on the local runner; the CPU seconds of each step's
+tasks fitted to k0 + c_bytes·bytes + c_pairs·pairs, so that a busy machine
+does not inflate them; a step then takes c0 + (c_bytes·bytes +
+c_pairs·pairs)/slots with c0 = k0/slots of the local run), stored with the date and
 the machine in ``bench/results/plan-calibration.json`` (``make bench``
 refreshes it).  A cluster's slot is taken to be as fast as one core here.
 
@@ -772,10 +774,23 @@ class _StepTimes(logging.Handler):
     def __init__(self):
         super().__init__(logging.INFO)
         self.starts = []
+        self.cpu = []
 
     def emit(self, record):
         if record.getMessage().startswith("Running step "):
-            self.starts.append(time.monotonic())
+            self.mark()
+
+    def mark(self):
+        self.starts.append(time.monotonic())
+        self.cpu.append(_children_cpu())
+
+
+def _children_cpu():
+    """CPU seconds of the waited-for child processes (the local runner's tasks
+    and sort, reaped at the end of each phase of a step)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def measure_run(args, num_cores=2, runner="local"):
@@ -804,22 +819,22 @@ def measure_run(args, num_cores=2, runner="local"):
         t0 = time.monotonic()
         with job.make_runner() as runner:
             runner.run()
+            handler.mark()
             counters = runner.counters()
-        end = time.monotonic()
         sizes = {int(p.parent.parent.name): p.stat().st_size
                  for p in Path(tmp).glob("*/step/*/reducer/sorted-input")}
     finally:
         mrjob_log.removeHandler(handler)
         mrjob_log.setLevel(level)
         shutil.rmtree(tmp, ignore_errors=True)
-    starts = handler.starts or [t0]
+    starts, cpu = handler.starts, handler.cpu
     work = {}
     for step in counters:
         for name, n in step.get("mrsparse work", {}).items():
             work[name] = work.get(name, 0) + n
     return {"counters": counters, "step_bytes": [sizes.get(i, 0) for i in range(len(counters))],
-            "step_seconds": [b - a for a, b in zip(starts, starts[1:] + [end])],
-            "seconds": end - t0, "work": work}
+            "step_seconds": np.diff(starts).tolist(), "step_cpu": np.diff(cpu).tolist(),
+            "seconds": starts[-1] - t0, "work": work}
 
 
 def comparison(e, run):
@@ -877,21 +892,24 @@ def calibrate(path, num_cores=2, corpora=CALIBRATION_CORPORA, log_to=sys.stderr)
                          progress=False)
             run = measure_run([corpus, "--measure", "cosine", "--top-k", "10"], num_cores)
             pc = run["work"].get("products computed", 0)
-            for i, (b, s) in enumerate(zip(run["step_bytes"], run["step_seconds"])):
-                pairs = pc if i == 1 else 0
-                a.append([1.0, b / num_cores, pairs / num_cores])
+            for i, (b, s) in enumerate(zip(run["step_bytes"], run["step_cpu"])):
+                a.append([1.0, b, pc if i == 1 else 0])
                 t.append(s)
             runs.append({"vectors": n, "zipf": zipf, "vocabulary": vocabulary,
                          "seconds": run["seconds"], "step_bytes": run["step_bytes"],
-                         "step_seconds": run["step_seconds"], "products_computed": pc})
-            print("calibration: %d vectors (Zipf %g), %.1f s, steps %s s" % (
-                n, zipf, run["seconds"], ", ".join("%.1f" % s for s in run["step_seconds"])),
+                         "step_seconds": run["step_seconds"], "step_cpu": run["step_cpu"],
+                         "products_computed": pc})
+            print("calibration: %d vectors (Zipf %g), %.1f s, step CPU %s s" % (
+                n, zipf, run["seconds"], ", ".join("%.1f" % s for s in run["step_cpu"])),
                 file=log_to)
-    (c0, cb, cp), _ = nnls(np.array(a), np.array(t))
+    # CPU seconds (not wall: the machine may be busy) of the tasks of each step
+    (k0, cb, cp), _ = nnls(np.array(a), np.array(t))
+    c0 = k0 / num_cores
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": _machine(), "slots": num_cores, "runner": "local",
               "model": "step seconds = c0 + (c_bytes * bytes + c_pairs * products computed) "
-                       "/ slots", "constants": {"c0": c0, "c_bytes": cb, "c_pairs": cp},
+                       "/ slots; fitted on the tasks' CPU seconds a step (c0: their "
+                       "fixed part over the local slots)", "constants": {"c0": c0, "c_bytes": cb, "c_pairs": cp},
               "runs": runs, "loadavg": list(os.getloadavg())}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
