@@ -333,6 +333,7 @@ def _pairs(fams, n_cols, o):
         up = rank[None, :] > rank[:, None]
         out["deg_up"] = (keep & up).sum(axis=1) * deg_scale
         out["deg_down"] = deg - out["deg_up"]
+        out["rank"] = (rank + 0.5) / rank.shape[0]
         upper = np.triu(share, 1)
         out["pairs"] = upper.sum() * pair_scale
         out["kept_pairs"] = np.triu(keep, 1).sum() * pair_scale
@@ -505,10 +506,16 @@ def _stripes_steps(e, wire, o, R):
         rows_e = _min_poisson(k, p["deg"]).mean() * f.N
         rows_r = (p["deg"] > 0).mean() * f.N
     else:
-        g4 = R * _flushes(p["kept_pairs"], R, o.buffer_entries)
-        rows_e = (_min_poisson(k, p["deg_up"]) + g4 * _min_poisson(
-            k, p["deg_down"] / g4)).mean() * f.N
-        rows_r = ((p["deg_up"] > 0) + g4 * (1 - np.exp(-p["deg_down"] / g4))).mean() * f.N
+        # mirrored scores go from a vector to the larger ids, and the sum
+        # reducers hold contiguous key ranges: a vector at rank u hears from
+        # the buffer flushes of the ranges below it, which hold the pairs
+        # (p, q) with p < u, a share 2u - u² of them
+        u = p["rank"]
+        g = np.maximum((2 * u - u * u) * R * _flushes(p["kept_pairs"], R, o.buffer_entries),
+                       1.0)
+        rows_e = (_min_poisson(k, p["deg_up"]) + g * _min_poisson(
+            k, p["deg_down"] / g)).mean() * f.N
+        rows_r = ((p["deg_up"] > 0) + g * (1 - np.exp(-p["deg_down"] / g))).mean() * f.N
     steps.append(_step("rows", rows_r, rows_e, wire.stripe(rows_r, rows_e, wire.doc_key)))
     return steps
 
