@@ -889,8 +889,7 @@ def calibrate(path, num_cores=2, corpora=CALIBRATION_CORPORA, log_to=sys.stderr)
     default blocks) on the local runner, fit the time constants per step and
     write them, with the date and the machine, to ``path``."""
     from scipy.optimize import nnls
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from examples.generate import write_corpus
+    from mrjobs.generate import write_corpus
     runs, a, t = [], [], []
     with tempfile.TemporaryDirectory(prefix="mrsparse-calibrate-") as d:
         for n, zipf, vocabulary in corpora:

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from examples.generate import write_corpus
+from mrjobs.generate import write_corpus
 from mrjobs import plan as P
 
 TOL = 0.25
