@@ -915,7 +915,8 @@ def calibrate(path, num_cores=2, corpora=CALIBRATION_CORPORA, log_to=sys.stderr)
               "machine": _machine(), "slots": num_cores, "runner": "local",
               "model": "step seconds = c0 + (c_bytes * bytes + c_pairs * products computed) "
                        "/ slots; fitted on the tasks' CPU seconds a step (c0: their "
-                       "fixed part over the local slots)", "constants": {"c0": c0, "c_bytes": cb, "c_pairs": cp},
+                       "fixed part over the local slots)",
+              "constants": {"c0": c0, "c_bytes": cb, "c_pairs": cp},
               "runs": runs, "loadavg": list(os.getloadavg())}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
