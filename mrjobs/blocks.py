@@ -252,7 +252,7 @@ class BlocksStrategy:
         feats = np.unique(rows.feats if diagonal else np.concatenate((rows.feats, cols.feats)))
         A = rows.matrix(feats)
         C = A if diagonal else cols.matrix(feats)
-        exact_zeros = bool((A.data < 0).any() or (C.data < 0).any())
+        exact_zeros = _may_hold_zero_dots(A.data, C.data)
         k = o.top_k
         mirror = not o.queries
         n_c = C.shape[0]
@@ -451,6 +451,34 @@ def _coo(P, r0, c0):
     """(rows, cols, values) of a CSR product, in global indices."""
     r = np.repeat(np.arange(r0, r0 + P.shape[0], dtype=np.int64), np.diff(P.indptr))
     return r, P.indices.astype(np.int64) + c0, P.data
+
+
+def _may_hold_zero_dots(a, b):
+    """False when no pair of rows of ``a`` and ``b`` (their weights) that shares
+    a feature can have a dot product of exactly 0.0, which scipy's product
+    would drop: then the repair (:func:`_with_zero_dots`) is not needed.
+
+    A dot product is exactly 0.0 only when terms cancel (weights of both
+    signs) or every term rounds to zero (underflow, or a zero weight).  When
+    each side's weights have one sign, the smallest product bounds all: if
+    ``min|a| * min|b|`` is not 0.0, no product is (rounding is monotonic), and
+    a sum of nonzero terms of one sign is not 0.0 either.  Two O(nnz) passes,
+    against a second (structural) product for the repair.
+
+    >>> import numpy as np
+    >>> _may_hold_zero_dots(np.array([1.0, 2.0]), np.array([0.5]))
+    False
+    >>> _may_hold_zero_dots(np.array([1.0, 1e-200]), np.array([1e-200]))
+    True
+    >>> _may_hold_zero_dots(np.array([1.0, -2.0]), np.array([0.5]))
+    True
+    """
+    if not a.shape[0] or not b.shape[0]:
+        return False
+    if a.min() < 0 < a.max() or b.min() < 0 < b.max():
+        return True  # a side with weights of both signs: terms can cancel
+    with np.errstate(under="ignore"):
+        return bool(np.abs(a).min() * np.abs(b).min() == 0.0)
 
 
 def _with_zero_dots(A, Bt, r0, c0, r, c, dots):
