@@ -275,7 +275,7 @@ class SparseJob(MRJob):
         """
         self._lines += 1
         try:
-            parsed = parse_vector(line, self.options.input_format)
+            parsed = parse_vector(line, self.options.input_format, self.options.float32)
         except InputError as e:
             if self.options.strict:
                 raise InputError(e.kind, "%s, line %d of this task's input split: %s: %s "

@@ -103,6 +103,14 @@ class StripeBuffer:
         return self.n >= self.limit
 
     def flush(self, counts):
+        # partial sums of finite products may overflow (to +-inf, or beyond
+        # float32 when cast): such a pair's score is not a finite number,
+        # counted and dropped when it is scored
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = list(self._flush(counts))
+        yield from out
+
+    def _flush(self, counts):
         parts, self.parts, self.n = self.parts, {}, 0
         emitted = merged = 0
         dtype = self.dtype

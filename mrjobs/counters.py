@@ -16,7 +16,9 @@ DFCUT = "mrsparse df-cut"
 WORK = "mrsparse work"
 
 #: counters that mean a line was skipped
-SKIPPED = ("malformed line", "id not a UUID", "weight not a finite number")
+SKIPPED = ("malformed line", "id not a UUID", "weight not a number",
+           "weight not a finite number", "weight beyond float32 range (--float32)",
+           "summed weight not a finite number")
 
 
 class Counters(dict):

@@ -32,6 +32,7 @@ import fnmatch
 import glob
 import logging
 import os
+import uuid
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -46,6 +47,7 @@ from mrjobs.counters import INPUT, WORK
 from mrjobs.index import IndexSteps
 from mrjobs.kernels import group_starts, top_k_order
 from mrjobs.measures import MEASURES, get as get_measure, help_text, prepare_rows, score
+from mrjobs.parsing import BAD_SUM, InputError, weight_limit
 from mrjobs.stripes import StripesStrategy
 
 __all__ = ["MRSparseDotProducts"]
@@ -218,8 +220,12 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
 
     def keep_scores(self, scores):
         """Mask of the scores to keep (finite, ``>= --threshold``), or None to
-        keep all; what is dropped is counted."""
-        keep = np.isfinite(scores)
+        keep all; what is dropped is counted.  Under ``--float32`` a score
+        beyond float32's range is not a finite number either."""
+        if self.options.float32:
+            keep = np.abs(scores) <= weight_limit(True)
+        else:
+            keep = np.isfinite(scores)
         if not keep.all():
             self.counts.add(WORK, "pairs dropped: score not a finite number",
                             int((~keep).sum()))
@@ -278,7 +284,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
             if len(parts) == 1:
                 ids, w = parts[0].ids, parts[0].values
             else:
-                ids, w = self._merge_lines(parts)
+                ids, w = self._merge_lines(doc, parts)
                 if not ids.shape[0]:
                     continue
             self._batch.append((doc, query, ids, w))
@@ -309,17 +315,31 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
                 yield from take(doc, query, ids, prepared[s:e],
                                 None if stats_l is None else stats_l[i])
 
-    def _merge_lines(self, parts):
+    def _merge_lines(self, doc, parts):
         """One vector from the lines that share an id: weights of a repeated
-        feature summed in a canonical order (by feature, then weight)."""
+        feature summed in a canonical order (by feature, then weight).  When a
+        sum goes beyond the range of the weights, the vector's lines are
+        counted as bad input and skipped (refused under ``--strict``)."""
         self.counts.add(INPUT, "duplicate vector id (lines merged)", len(parts) - 1)
         ids = np.concatenate([p.ids for p in parts])
         w = np.concatenate([p.values for p in parts]).astype(np.float64)
         order = np.lexsort((w, ids))
         ids, w = ids[order], w[order]
         starts = group_starts(ids)
-        w = np.add.reduceat(w, starts)
+        with np.errstate(over="ignore"):
+            w = np.add.reduceat(w, starts)
         ids = ids[starts]
+        over = ~(np.abs(w) <= weight_limit(self.options.float32))
+        if over.any():
+            i = int(np.argmax(over))
+            e = InputError(BAD_SUM, "vector %s: the weights of feature %s, summed over its "
+                           "%d lines, go beyond %s's range"
+                           % (uuid.UUID(bytes=doc), uuid.UUID(bytes=ids[i:i + 1].tobytes()),
+                              len(parts), "float32" if self.options.float32 else "float64"))
+            if self.options.strict:
+                raise e
+            self.counts.add(INPUT, BAD_SUM, len(parts))
+            return ids[:0], w[:0]
         zero = w == 0.0
         if zero.any():
             self.counts.add(INPUT, "zero weight (entry dropped)", int(zero.sum()))

@@ -24,7 +24,12 @@ of ``[uuid, weight]`` pairs, of triples) is a malformed line, as is a JSON
 document other than an object.
 
 Every problem raises :class:`InputError`, whose ``kind`` is the name of the
-mrjob counter the jobs increment before skipping the line.
+mrjob counter the jobs increment before skipping the line: a weight that is
+not a number at all (a string, ``0x1p3``, ``1_000``, non-ASCII digits) is
+:data:`BAD_NUMBER`; a number that is not finite (``NaN``, ``Infinity``,
+``1e999``) :data:`BAD_WEIGHT`; a finite weight beyond float32's range under
+``--float32`` :data:`BAD_RANGE`; repeated features whose weights overflow
+when summed :data:`BAD_SUM`.
 """
 import json
 import math
@@ -35,18 +40,28 @@ import numpy as np
 
 from mrcodecs import ID_DTYPE
 
-__all__ = ["InputError", "parse_vector", "FORMATS", "BAD_LINE", "BAD_ID", "BAD_WEIGHT"]
+from .kernels import sort_sum
+
+__all__ = ["InputError", "parse_vector", "merge_weights", "FORMATS", "BAD_LINE", "BAD_ID",
+           "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_KINDS", "FLOAT32_MAX"]
 
 FORMATS = ("auto", "json", "tsv")
 
-#: counter names of the three kinds of bad line
+#: counter names of the kinds of bad line
 BAD_LINE = "malformed line"
 BAD_ID = "id not a UUID"
+BAD_NUMBER = "weight not a number"
 BAD_WEIGHT = "weight not a finite number"
+BAD_RANGE = "weight beyond float32 range (--float32)"
+BAD_SUM = "summed weight not a finite number"
+BAD_KINDS = (BAD_LINE, BAD_ID, BAD_NUMBER, BAD_WEIGHT, BAD_RANGE, BAD_SUM)
+
+#: the largest weight --float32 carries
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 class InputError(ValueError):
-    """A bad input line.  ``kind`` is one of BAD_LINE, BAD_ID, BAD_WEIGHT."""
+    """A bad input line.  ``kind`` is one of :data:`BAD_KINDS`."""
 
     def __init__(self, kind, message):
         super().__init__(message)
@@ -117,7 +132,7 @@ def _weights(values):
         if v.__class__ is not float and v.__class__ is not int:
             # bool is a subclass of int, and numbers written as strings are
             # errors rather than guesses
-            raise InputError(BAD_WEIGHT, "a weight must be a JSON number, found %s %.60r"
+            raise InputError(BAD_NUMBER, "a weight must be a JSON number, found %s %.60r"
                              % (_json_type(v), v))
     try:
         w = np.array(values, dtype=np.float64)
@@ -162,7 +177,7 @@ def _parse_tsv(line):
         for tok in rest.split():
             v = tok.rpartition(":")[2]
             if "_" in v or not v.isascii():
-                raise InputError(BAD_WEIGHT, "weight is not a number: %.60r" % tok)
+                raise InputError(BAD_NUMBER, "weight is not a number: %.60r" % tok)
     keys = []
     values = []
     for tok in rest.split():
@@ -173,14 +188,45 @@ def _parse_tsv(line):
         try:
             values.append(float(v))
         except ValueError:
-            raise InputError(BAD_WEIGHT, "weight is not a number: %.60r" % tok) from None
+            raise InputError(BAD_NUMBER, "weight is not a number: %.60r" % tok) from None
     if keys and not all(math.isfinite(v) for v in values):
         raise InputError(BAD_WEIGHT, "weights must be finite, found %r"
                          % next(v for v in values if not math.isfinite(v)))
     return doc, _many_uuid_bytes(keys), np.array(values, dtype=np.float64)
 
 
-def parse_vector(line, fmt="auto"):
+def weight_limit(float32=False):
+    """The largest weight magnitude the jobs carry (float32's with ``--float32``)."""
+    return FLOAT32_MAX if float32 else _FLOAT64_MAX
+
+
+_FLOAT64_MAX = float(np.finfo(np.float64).max)
+
+
+def _check_range(ids, w, float32):
+    """Refuse weights beyond float32's range (``float32``) and repeated
+    features whose weights add up beyond the range; O(n), and a sort only
+    when the sum of all magnitudes is beyond the range."""
+    if not w.shape[0]:
+        return
+    limit = weight_limit(float32)
+    a = np.abs(w)
+    if float32 and a.max() > limit:
+        raise InputError(BAD_RANGE, "weight %r is beyond float32's range (--float32 carries "
+                         "at most %g)" % (float(w[np.argmax(a)]), limit))
+    with np.errstate(over="ignore"):
+        if a.sum() <= limit:
+            return  # no sum of some of the weights can go beyond
+        uids, sums, _, _ = sort_sum(ids, w)
+    over = ~(np.abs(sums) <= limit)
+    if over.any():
+        i = int(np.argmax(over))
+        raise InputError(BAD_SUM, "the weights of the repeated feature %s add up beyond "
+                         "%s's range" % (uuid.UUID(bytes=uids[i:i + 1].tobytes()),
+                                         "float32" if float32 else "float64"))
+
+
+def parse_vector(line, fmt="auto", float32=False):
     """Parse one input line.
 
     Parameters
@@ -188,6 +234,9 @@ def parse_vector(line, fmt="auto"):
     line : bytes
         One line, without its line ending.
     fmt : {"auto", "json", "tsv"}
+    float32 : bool
+        True when the weights will be carried as float32 (``--float32``):
+        weights beyond its range are refused.
 
     Returns
     -------
@@ -224,4 +273,6 @@ def parse_vector(line, fmt="auto"):
         doc, raw, w = _parse_tsv(text.strip(" \r\n"))
     else:
         raise ValueError("unknown input format %r; expected one of %s" % (fmt, FORMATS))
-    return doc, np.frombuffer(raw, ID_DTYPE), w
+    ids = np.frombuffer(raw, ID_DTYPE)
+    _check_range(ids, w, float32)
+    return doc, ids, w

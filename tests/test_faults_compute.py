@@ -66,3 +66,95 @@ def test_underflow_with_top_k_and_many_pairs(blocks):
             for s in STRATEGIES]
     assert outs[0] == outs[1]
     assert all(len(r) == 11 for r in outs[0].values())
+
+
+# -- weights that overflow when summed or cast --------------------------------
+
+HUGE_LINES = [
+    line(1, {10: 1.0, 11: 2.0}),
+    line(2, {10: 3.0, 11: 1.0}),
+    # a repeated feature inside one line (TSV) whose weights add up beyond float64
+    "%s\t%s:1e308 %s:1e308 %s:1" % (U[3], U[10], U[10], U[11]),
+    # duplicate lines of one vector: merged, the sum overflows
+    line(4, {10: 1e308}), line(4, {10: 1e308, 11: 1.0}),
+]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("measure", ["dot", "cosine", "jaccard", "pearson"])
+def test_weights_that_overflow_when_summed_are_counted_and_skipped(strategy, measure):
+    result = run(strategy, HUGE_LINES, ["--measure", measure])
+    c = result.counters["mrsparse input"]
+    assert c["summed weight not a finite number"] == 3  # one line, and two merged lines
+    assert set(rows(result)) <= {U[1], U[2]}
+    if measure != "pearson":
+        assert set(rows(result)) == {U[1], U[2]}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_overflowing_sums_under_strict_name_the_line_or_vector(strategy, tmp_path):
+    with pytest.raises(InputError, match="input.txt, line [0-9]+ .*repeated feature %s add up beyond "
+                                         "float64" % U[10]):
+        run(strategy, HUGE_LINES[:3], ["--strict"])
+    with pytest.raises(InputError, match="vector %s: the weights of feature %s, summed "
+                                         "over its 2 lines" % (U[4], U[10])):
+        run(strategy, HUGE_LINES[:2] + HUGE_LINES[3:], ["--strict"])
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_float32_weights_beyond_its_range(strategy):
+    lines = [line(1, {10: 1.0, 11: 2.0}), line(2, {10: 3.0}),
+             line(3, {10: 1e39}),                      # beyond float32
+             "%s\t%s:2e38 %s:2e38" % (U[5], U[12], U[12]),   # sums beyond float32
+             line(6, {20: 1e30}), line(7, {20: 1e30}),  # product beyond float32
+             line(8, {20: 1e-30})]
+    result = run(strategy, lines, ["--float32"])
+    c = result.counters["mrsparse input"]
+    assert c["weight beyond float32 range (--float32)"] == 1
+    assert c["summed weight not a finite number"] == 1
+    assert result.counters["mrsparse work"]["pairs dropped: score not a finite number"] == 1
+    got = rows(result)
+    assert got[U[1]] == {U[2]: 3.0}
+    assert got[U[6]] == {U[8]: pytest.approx(1.0)} and got[U[7]] == {U[8]: pytest.approx(1.0)}
+    assert set(got[U[8]]) == {U[6], U[7]}
+
+
+@pytest.mark.parametrize("buffer", ["1", "1000"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_dot_products_beyond_float64_are_dropped_not_fatal(strategy, buffer):
+    # every product is finite, their sum is not: stripes sums partial products
+    # in its buffers, blocks in scipy
+    lines = [line(1, {10: 1e154, 11: 1e154, 12: 1e154}),
+             line(2, {10: 1e154, 11: 1e154, 12: 1e154}), line(3, {10: 1.0})]
+    result = run(strategy, lines, ["--buffer-entries", buffer])
+    assert result.counters["mrsparse work"]["pairs dropped: score not a finite number"] == 1
+    got = rows(result)
+    assert got[U[3]] == {U[1]: 1e154, U[2]: 1e154}
+    assert got[U[1]] == {U[3]: 1e154}
+
+
+# -- numbers that are not numbers ---------------------------------------------
+
+NOT_NUMBERS = ["0x1p3", "1_000", "\u0663", "\uff11", "one", "1e5e5"]
+NOT_FINITE = ["nan", "inf", "-Infinity", "1e999"]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_weights_are_counted_as_what_they_are(strategy):
+    lines = ["%s\t%s:%s" % (U[20 + i], U[10], w) for i, w in enumerate(NOT_NUMBERS + NOT_FINITE)]
+    lines += ['{"id": "%s", "features": {"%s": "2"}}' % (U[1], U[10]),
+              '{"id": "%s", "features": {"%s": true}}' % (U[2], U[10]),
+              '{"id": "%s", "features": {"%s": NaN}}' % (U[3], U[10]),
+              '{"id": "%s", "features": {"%s": 1e999}}' % (U[4], U[10]),
+              line(5, {10: 1.0}), line(6, {10: 2.0})]
+    result = run(strategy, lines)
+    c = result.counters["mrsparse input"]
+    assert c["weight not a number"] == len(NOT_NUMBERS) + 2
+    assert c["weight not a finite number"] == len(NOT_FINITE) + 2
+    assert rows(result) == {U[5]: {U[6]: 2.0}, U[6]: {U[5]: 2.0}}
+
+
+def test_skipped_counters_are_the_parsers_kinds():
+    from mrjobs.counters import SKIPPED
+    from mrjobs.parsing import BAD_KINDS
+    assert set(SKIPPED) == set(BAD_KINDS)

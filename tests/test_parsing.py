@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
-from mrjobs.parsing import BAD_ID, BAD_LINE, BAD_WEIGHT, InputError, _many_uuid_bytes, parse_vector
+from mrjobs.parsing import (BAD_ID, BAD_KINDS, BAD_LINE, BAD_NUMBER, InputError,
+                            _many_uuid_bytes, parse_vector)
 from mrjobs.testing import run_job, write_lines
 
 A, B, C = (uuid.UUID(int=i) for i in (0xA1, 0xB2, 0xC3))
@@ -107,7 +108,7 @@ def test_any_json_line_parses_or_raises_input_error(doc_id, features):
     try:
         doc, ids, w = parse_vector(line)
     except InputError as e:
-        assert e.kind in (BAD_LINE, BAD_ID, BAD_WEIGHT) and str(e)
+        assert e.kind in BAD_KINDS and str(e)
     else:
         # accepted: exactly the documented form
         assert isinstance(features, dict) and len(ids) == len(features) == len(w)
@@ -121,7 +122,7 @@ def test_any_bytes_parse_or_raise_input_error(line):
         try:
             parse_vector(line, fmt)
         except InputError as e:
-            assert e.kind in (BAD_LINE, BAD_ID, BAD_WEIGHT)
+            assert e.kind in BAD_KINDS
 
 
 @pytest.mark.parametrize("job", [MRSparseDotProducts, MRInvertedIndex])
@@ -229,4 +230,4 @@ def test_only_ascii_hex_uuids(key):
 @pytest.mark.parametrize("weight", ["1_5", "\u0661\u0662", "\uff11"])
 def test_tsv_weights_are_ascii_numbers(weight):
     # float() takes all of these (15.0, 12.0, 1.0)
-    bad(("%s\t%s:%s" % (A, F1, weight)).encode(), BAD_WEIGHT, "weight is not a number")
+    bad(("%s\t%s:%s" % (A, F1, weight)).encode(), BAD_NUMBER, "weight is not a number")
