@@ -44,7 +44,8 @@ endif
 # use the pure-Python twin in every run already).
 TWIN_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
 	tests/test_block_record.py tests/test_blocks.py \
-	tests/test_inverted_index.py tests/test_dot_products.py tests/test_protocol_job.py
+	tests/test_inverted_index.py tests/test_dot_products.py tests/test_protocol_job.py \
+	tests/test_faults_compute.py
 
 # A fast part of the suite on the other supported Pythons, each in its own
 # venv (.venv-3.12, ...) with the C extension built there: codecs, parsing,

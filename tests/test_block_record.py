@@ -47,6 +47,8 @@ def random_block(rng, n, dtype=np.float64, stats=True, side=0):
     m = int(lengths.sum())
     ids = np.frombuffer(rng.bytes(16 * n), "S16")
     feats = np.frombuffer(rng.bytes(16 * m), "S16")
+    # ascending within each vector, as the layout requires
+    feats = feats[np.lexsort((feats, np.repeat(np.arange(n), lengths)))]
     w = rng.standard_normal(m).astype(dtype)
     return Block(ids, lengths, feats, w, rng.random(n) if stats else None, side)
 

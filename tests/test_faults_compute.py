@@ -5,6 +5,7 @@ output, and Pearson's exact zeros.  Every job case runs under both
 strategies on the inline runner; the local runner where it could differ."""
 import json
 import os
+import re
 import uuid
 
 import numpy as np
@@ -158,3 +159,71 @@ def test_skipped_counters_are_the_parsers_kinds():
     from mrjobs.counters import SKIPPED
     from mrjobs.parsing import BAD_KINDS
     assert set(SKIPPED) == set(BAD_KINDS)
+
+
+# -- block records with entries shifted between vectors -----------------------
+
+VECTORS = os.path.join(os.path.dirname(__file__), "..", "codecs", "vectors")
+
+
+def _twins():
+    from mrcodecs import _pyimpl
+    twins = [pytest.param(_pyimpl, id="python")]
+    try:
+        import _mrcodecs_speedups
+    except ImportError:
+        return twins
+    return twins + [pytest.param(_mrcodecs_speedups, id="c")]
+
+
+def _decode_with(twin, line_bytes):
+    from mrcodecs.jobwire import _decode_block_raw
+    raw = twin.unescape(line_bytes.partition(b"\t")[2])
+    assert raw.__class__ is bytes
+    return _decode_block_raw(raw, "record value")
+
+
+def _invalid_blocks():
+    with open(os.path.join(VECTORS, "manifest.json")) as f:
+        return json.load(f)["invalid_blocks"]
+
+
+@pytest.mark.parametrize("twin", _twins())
+@pytest.mark.parametrize("case", _invalid_blocks(), ids=lambda c: c["name"])
+def test_stored_invalid_block_records_raise(case, twin):
+    with open(os.path.join(VECTORS, "invalid", case["name"] + ".line"), "rb") as f:
+        data = f.read()
+    with pytest.raises(DecodeError, match="^" + re.escape(case["error"])):
+        JobProtocol().read(data)
+    with pytest.raises(DecodeError, match="^" + re.escape(case["error"])):
+        _decode_with(twin, data)
+    # the valid record it was made from decodes
+    with open(os.path.join(VECTORS, "block_two_vectors.line"), "rb") as f:
+        assert _decode_with(twin, f.read()).lengths.tolist() == [2, 1]
+
+
+def _block(lengths, feats):
+    ids = np.array([bytes([0x0a, i]) * 8 for i in range(len(lengths))], ID_DTYPE)
+    feats = np.array([f.to_bytes(16, "big") for f in feats], ID_DTYPE)
+    return Block(ids, np.array(lengths, "u4"), feats, np.ones(feats.shape[0]))
+
+
+@pytest.mark.parametrize("twin", _twins())
+def test_block_decoding_checks_ids_ascending_within_each_vector(twin):
+    proto = JobProtocol()
+    key = block_pair_key(0, 0)
+    # valid: empty vectors anywhere, ids that only differ in the low half or
+    # the high half, each vector starting low again
+    for lengths, feats in [([0, 2, 0, 1, 0], [1, 2, 1]), ([3], [1, 2 << 64, (2 << 64) + 1]),
+                           ([1, 1, 1], [5, 5, 5]), ([], []), ([1], [2 ** 128 - 1])]:
+        block = _block(lengths, feats)
+        assert _decode_with(twin, proto.write(key, block)) == block
+    # invalid: equal ids, descending low halves, descending high halves
+    for lengths, feats, entry, vector in [([2], [3, 3], 1, 0),
+                                          ([1, 2], [9, 4, 3], 2, 1),
+                                          ([0, 3], [1, 2 << 64, 1 << 64], 2, 1)]:
+        block = _block(lengths, feats)
+        offset = 10 + 20 * len(lengths) + 16 * entry
+        with pytest.raises(DecodeError, match="feature id %d \\(of vector %d\\) at byte "
+                                              "offset %d " % (entry, vector, offset)):
+            _decode_with(twin, proto.write(key, block))

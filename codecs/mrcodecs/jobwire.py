@@ -413,8 +413,9 @@ def decode_block(data, what="block value"):
     ------
     DecodeError
         Bad escaping, wrong kind byte, unknown flags, a length that differs
-        from what the header announces, or lengths that do not add up to the
-        header's entry count.
+        from what the header announces, lengths that do not add up to the
+        header's entry count, or feature ids that are not ascending within
+        a vector.
     """
     return _decode_block_raw(unescape(data, what), what)
 
@@ -444,11 +445,34 @@ def _decode_block_raw(raw, what):
             "entries, but the header says %d" % (what, n, _BLOCK_HEADER_SIZE + 16 * n,
                                                  total, nnz))
     feats = np.frombuffer(raw, ID_DTYPE, nnz, pos)
+    _check_ascending(raw, pos, nnz, lengths, what)
     pos += 16 * nnz
     w = np.frombuffer(raw, dt, nnz, pos)
     pos += dt.itemsize * nnz
     stats = np.frombuffer(raw, _F64, n, pos) if has_stats else None
     return Block(ids, lengths, feats, w, stats, 1 if flags & FLAG_SIDE else 0)
+
+
+def _check_ascending(raw, pos, nnz, lengths, what):
+    """Feature ids strictly ascending within each vector of a block record
+    (one vectorised comparison of neighbouring ``S16`` ids, as unsigned
+    bytes): lengths that add up but are shifted between vectors put a
+    vector's ids out of order, so such a record never decodes."""
+    if nnz < 2:
+        return
+    feats = np.frombuffer(raw, ID_DTYPE, nnz, pos)
+    ok = feats[1:] > feats[:-1]
+    starts = np.cumsum(lengths[:-1], dtype=np.int64)
+    starts = starts[(starts > 0) & (starts < nnz)]
+    ok[starts - 1] = True  # a vector's first id follows another vector's last
+    if not ok.all():
+        e = int(np.argmin(ok)) + 1
+        v = int(np.searchsorted(np.cumsum(lengths, dtype=np.int64), e, side="right"))
+        raise DecodeError(
+            "cannot decode %s: feature id %d (of vector %d) at byte offset %d after "
+            "unescaping is not greater than the one before it: a vector's ids must be "
+            "ascending and unique (lengths shifted between vectors?)"
+            % (what, e, v, pos + 16 * e))
 
 
 def decode_record(data, what="record value"):

@@ -82,6 +82,25 @@ BLOCKS = [
      [(b"\x00" * 16, [(b"\x01" * 16, 1.5)]), (b"\xff" * 16, [])], "float32", [9.0, 0.0], 1),
 ]
 
+# Invalid block records, read with JobProtocol: (name, pair, block case name, lengths, error)
+INVALID_BLOCKS = [
+    # block_two_vectors with its lengths [2, 1] changed to [1, 2]: they still add
+    # up, but the second vector's ids are out of order
+    ("block_shifted_lengths", (0, 1), "block_two_vectors", [1, 2],
+     "cannot decode record value: feature id 2 (of vector 1) at byte offset 82"),
+]
+
+
+def _block(vectors, dtype, stats, side, lengths=None):
+    return Block(
+        np.array([v for v, _ in vectors], dtype="S16").reshape(-1),
+        np.array(lengths or [len(e) for _, e in vectors], dtype=np.uint32),
+        np.array([f for _, e in vectors for f, _ in e], dtype="S16").reshape(-1),
+        np.array([w for _, e in vectors for _, w in e], dtype=dtype),
+        None if stats is None else np.array(stats, dtype=np.float64),
+        side,
+    )
+
 
 def main():
     proto = VectorProtocol()
@@ -116,14 +135,7 @@ def main():
         })
     manifest["blocks"] = []
     for name, (i, j), vectors, dtype, stats, side in BLOCKS:
-        block = Block(
-            np.array([v for v, _ in vectors], dtype="S16").reshape(-1),
-            np.array([len(e) for _, e in vectors], dtype=np.uint32),
-            np.array([f for _, e in vectors for f, _ in e], dtype="S16").reshape(-1),
-            np.array([w for _, e in vectors for _, w in e], dtype=dtype),
-            None if stats is None else np.array(stats, dtype=np.float64),
-            side,
-        )
+        block = _block(vectors, dtype, stats, side)
         with open(os.path.join(HERE, name + ".line"), "wb") as f:
             f.write(JobProtocol().write(block_pair_key(i, j), block))
         manifest["blocks"].append({
@@ -136,6 +148,14 @@ def main():
         with open(os.path.join(HERE, "invalid", name + ".line"), "wb") as f:
             f.write(line)
         manifest["invalid"].append({"name": name, "error": message})
+    manifest["invalid_blocks"] = []
+    by_name = {b[0]: b for b in BLOCKS}
+    for name, (i, j), case, lengths, message in INVALID_BLOCKS:
+        _, _, vectors, dtype, stats, side = by_name[case]
+        with open(os.path.join(HERE, "invalid", name + ".line"), "wb") as f:
+            f.write(JobProtocol().write(block_pair_key(i, j),
+                                        _block(vectors, dtype, stats, side, lengths)))
+        manifest["invalid_blocks"].append({"name": name, "error": message})
     with open(os.path.join(HERE, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
