@@ -256,6 +256,7 @@ class BlocksStrategy:
         k = o.top_k
         mirror = not o.queries
         n_c = C.shape[0]
+        same = None if diagonal else _same_ids(rows.ids, cols.ids, n_c)
         held = _Held(k, max(o.buffer_entries, 4 * (k or 0) * n_c) if k is None
                      else 4 * k * n_c, n_c)
         # upper bound on each row's products: sum of its features' df on the column side
@@ -280,6 +281,9 @@ class BlocksStrategy:
             products += dots.shape[0]
             if diagonal:
                 keep = c >= r if o.include_self else c > r
+                r, c, dots = r[keep], c[keep], dots[keep]
+            elif same is not None:
+                keep = ~np.isin(r * n_c + c, same)
                 r, c, dots = r[keep], c[keep], dots[keep]
             scores = job.scores(dots, None if rows.stats is None else rows.stats[r],
                                 None if cols.stats is None else cols.stats[c])
@@ -328,6 +332,17 @@ class BlocksStrategy:
         raw = group_side.raw
         for s, e, g in zip(starts, ends, groups[starts].tolist()):
             yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
+
+
+def _same_ids(row_ids, col_ids, n_c):
+    """``row * n_c + col`` of the vectors of the two sides (a query and a
+    corpus vector) that have the same id, or None if there are none: a query
+    is never its own neighbour (both sides sorted by id)."""
+    common, ri, ci = np.intersect1d(row_ids, col_ids, assume_unique=True,
+                                    return_indices=True)
+    if not common.shape[0]:
+        return None
+    return ri.astype(np.int64) * n_c + ci
 
 
 def _best(groups, others, scores, k):

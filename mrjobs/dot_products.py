@@ -92,7 +92,9 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
             "--queries", default=None, metavar="PATH",
             help="Score only pairs (query, vector) between the vectors in PATH (a file, a "
                  "directory or a glob; same formats as INPUT) and those in INPUT; output "
-                 "lines are keyed by the query vectors. Map tasks tell query files by "
+                 "lines are keyed by the query vectors. A query is never its own "
+                 "neighbour: a vector of INPUT with the query's id is left out of that "
+                 "query's line. Map tasks tell query files by "
                  "their whole path; a file that is both an input and a query is refused.")
         # set by the launcher: how map tasks recognise query files (by whole
         # path, or by file name where mrjob uploads local files to the cluster)

@@ -171,6 +171,12 @@ class StripesStrategy:
         if not chunks:
             return
         ids, dots, stats = self._merge(chunks)
+        if o.queries:
+            # a query is never its own neighbour, even when the corpus holds its id
+            others = ids != doc
+            if not others.all():
+                ids, dots = ids[others], dots[others]
+                stats = None if stats is None else stats[others]
         scores = job.scores(dots, self_stat, stats)
         job.counts.add(WORK, "pairs scored", scores.shape[0])
         keep = job.keep_scores(scores)

@@ -227,3 +227,45 @@ def test_block_decoding_checks_ids_ascending_within_each_vector(twin):
         with pytest.raises(DecodeError, match="feature id %d \\(of vector %d\\) at byte "
                                               "offset %d " % (entry, vector, offset)):
             _decode_with(twin, proto.write(key, block))
+
+
+# -- a query id that is also in the corpus ------------------------------------
+
+def _queries_case(tmp_path):
+    corpus = [line(1, {10: 1.0, 11: 2.0}), line(2, {10: 2.0, 11: 1.0}),
+              line(3, {10: 1.0, 12: 5.0}), line(4, {12: 1.0})]
+    queries = [line(1, {10: 1.0, 11: 2.0}),    # also in the corpus, identical
+               line(4, {12: 3.0, 10: 1.0}),    # also in the corpus, different
+               line(9, {10: 1.0})]             # only a query
+    cdir, qdir = tmp_path / "corpus", tmp_path / "queries"
+    cdir.mkdir()
+    qdir.mkdir()
+    write_lines(str(cdir / "c.jsonl"), corpus)
+    write_lines(str(qdir / "q.jsonl"), queries)
+    return str(cdir), str(qdir)
+
+
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_query_is_never_its_own_neighbour(strategy, runner, tmp_path):
+    if runner == "local" and strategy == "stripes":
+        pytest.skip("one local-runner case (blocks) is enough: the rule is in the reducers")
+    cdir, qdir = _queries_case(tmp_path)
+    outs = {}
+    for k in (None, "1"):
+        args = ["--strategy", strategy, "--measure", "cosine", "--queries", qdir]
+        args += ["--top-k", k] if k else []
+        if strategy == "blocks":
+            args += ["--blocks", "2"]
+        result = run_job(MRSparseDotProducts, None, args, input_paths=[cdir], runner=runner)
+        outs[k] = got = rows(result)
+        for q, row in got.items():
+            assert q not in row, "query %s is its own neighbour" % q
+    assert set(outs[None]) == {U[1], U[4], U[9]}
+    assert set(outs[None][U[1]]) == {U[2], U[3]}
+    assert set(outs[None][U[4]]) == {U[1], U[2], U[3]}
+    assert set(outs[None][U[9]]) == {U[1], U[2], U[3]}
+    # with --top-k 1 the best neighbour other than itself
+    assert list(outs["1"][U[1]]) == [U[2]]
