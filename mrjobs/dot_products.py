@@ -312,10 +312,15 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         starts = [0] + ends[:-1]
         stats_l = None if stats is None else stats.tolist()
         take = self.strategy.take
+        # pearson: an entry whose centred weight is 0.0 is not an entry of the
+        # centred vector (Mahout indexes its nonzero entries)
+        nonzero = None if measure.index_zeros else prepared != 0
         for i, ((doc, query, ids, _), s, e) in enumerate(zip(batch, starts, ends)):
             if valid[i]:
-                yield from take(doc, query, ids, prepared[s:e],
-                                None if stats_l is None else stats_l[i])
+                w = prepared[s:e]
+                if nonzero is not None and not nonzero[s:e].all():
+                    ids, w = ids[nonzero[s:e]], w[nonzero[s:e]]
+                yield from take(doc, query, ids, w, None if stats_l is None else stats_l[i])
 
     def _merge_lines(self, doc, parts):
         """One vector from the lines that share an id: weights of a repeated

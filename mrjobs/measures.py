@@ -35,7 +35,13 @@ nonzero entries), ``k11 = |X & Y|`` the number of shared features.
   vector with one positive weight) centres to zero and has no Pearson score
   with any vector: its prepared weights are all zero, so every score it
   takes part in is 0.0 (never NaN), and :func:`valid` of its statistic is
-  False so that the job can leave it out and count it.
+  False so that the job can leave it out and count it.  An entry equal to
+  the centre centres to exactly 0.0 whenever the centre is exact (integer
+  weights with a whole-number centre: the vector is scaled by a power of
+  two, which changes no bit, before the sum); as in Mahout, which indexes
+  the nonzero entries of the centred vectors, such an entry is no longer an
+  entry (:attr:`Measure.index_zeros` is False): two vectors that share only
+  such features get no Pearson score.
 * ``euclidean`` is ``1 / (1 + |x - y|)`` with ``|x - y|^2 = |x|^2 + |y|^2 -
   2 x.y`` clamped at 0, as in Mahout's ``EuclideanDistanceSimilarity``.
 * ``loglikelihood`` is Mahout's ``LoglikelihoodSimilarity``: ``LLR`` is
@@ -142,6 +148,12 @@ class Measure:
     counts : bool
         ``d``, ``a`` and ``b`` are counts (binary weights, ``nnz``); they are
         checked for consistency.
+    index_zeros : bool
+        A prepared weight of exactly 0.0 is still an entry of the vector (a
+        pair that shares only such features gets a score).  False for
+        ``pearson``: as in Mahout, which indexes the nonzero entries of the
+        centred vectors, a feature whose weight equals the vector's centre is
+        not an entry, and pairs that share only such features get no score.
     """
 
     name: str
@@ -153,6 +165,7 @@ class Measure:
     hi: float = _INF
     needs_n_features: bool = False
     counts: bool = False
+    index_zeros: bool = True
 
     def prepare_rows(self, weights, lengths):
         """See :func:`prepare_rows`."""
@@ -303,12 +316,15 @@ class _Rows:
     @cached_property
     def _centred(self):
         w = self.w
-        m = self._max(np.abs(w))
-        s = w / self._spread(np.where(m > 0, m, 1.0))
+        # scaled by a power of two (exactly: the largest |x| into [0.5, 1)) so
+        # that the sum cannot overflow and changes no bit: a weight equal to
+        # the mean -- integer weights whose mean is a whole number -- centres
+        # to exactly 0.0, not to +-1e-16 of a rounded division
+        _, e = np.frexp(self._max(np.abs(w)))
+        s = np.ldexp(w, -self._spread(e))
         nz = w != 0
         cnt = self._sum(nz.astype(np.float64))
-        # Mahout's centre: |x|_1 / nnz, taken on x / max|x| so that it cannot
-        # overflow, and so that equal weights centre to exactly zero
+        # Mahout's centre: |x|_1 / nnz
         mean = self._sum(np.abs(s)) / np.where(cnt > 0, cnt, 1.0)
         c = np.where(nz, s - self._spread(mean), 0.0)
         u, cm, _ = self._unit(c)
@@ -491,7 +507,7 @@ REGISTRY = MappingProxyType({m.name: m for m in (
     Measure("cosine", "x.y / (|x| |y|)", "unit", None, _cosine, -1.0, 1.0),
     Measure("pearson", "cosine of x and y with their nonzero entries centred on |x|_1/nnz(x) "
             "(Mahout's; a vector whose nonzero weights are all equal and positive has none)",
-            "centred_unit", "scorable", _cosine, -1.0, 1.0),
+            "centred_unit", "scorable", _cosine, -1.0, 1.0, index_zeros=False),
     Measure("tanimoto", "x.y / (|x|^2 + |y|^2 - x.y), the extended (weighted) Jaccard",
             "unit", "lognorm", _tanimoto, -1.0 / 3.0, 1.0),
     Measure("euclidean", "1 / (1 + |x - y|)", "unit", "lognorm", _euclidean, 0.0, 1.0),

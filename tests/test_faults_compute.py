@@ -269,3 +269,34 @@ def test_a_query_is_never_its_own_neighbour(strategy, runner, tmp_path):
     assert set(outs[None][U[9]]) == {U[1], U[2], U[3]}
     # with --top-k 1 the best neighbour other than itself
     assert list(outs["1"][U[1]]) == [U[2]]
+
+
+# -- pearson: entries equal to the centre --------------------------------------
+
+def test_pearson_centres_integer_weights_to_exact_zeros():
+    from mrjobs.measures import prepare, prepare_rows
+    # each has an entry equal to its whole-number mean, which a division by the
+    # largest weight centred to +-1e-16
+    cases = [[19.0, 13.0, 15.0, 12.0, 6.0], [4.0, 12.0, 12.0, 4.0, 8.0], [8.0, 18.0, 3.0, 3.0],
+             [12.0, 18.0, 6.0, 11.0, 8.0], [3e300, 1e300, 2e300], [3e-300, 1e-300, 2e-300]]
+    for w in cases:
+        w = np.array(w)
+        mean = np.abs(w).sum() / w.shape[0]
+        prepared, _ = prepare("pearson", w)
+        assert (prepared == 0.0).sum() == (w == mean).sum() >= 1, w
+    rows_, _ = prepare_rows("pearson", np.concatenate(cases), np.array([len(c) for c in cases]))
+    assert (rows_ == np.concatenate([prepare("pearson", np.array(c))[0] for c in cases])).all()
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_pearson_pairs_sharing_only_centred_zeros_get_no_score(strategy):
+    lines = [line(1, {10: 19, 11: 13, 12: 15, 13: 12, 14: 6}),   # 13 is its mean
+             line(2, {11: 4, 20: 12, 21: 12, 22: 4, 23: 8}),     # 8 is its mean
+             line(3, {23: 1, 24: 5, 25: 3}),                     # 3 is its mean
+             line(4, {10: 1, 13: 2, 24: 4})]
+    got = rows(run(strategy, lines, ["--measure", "pearson"]))
+    # 1-2 share only feature 11 (centred 0 in 1), 2-3 only feature 23 (centred 0 in 2)
+    assert U[2] not in got.get(U[1], {}) and U[1] not in got.get(U[2], {})
+    assert U[3] not in got.get(U[2], {}) and U[2] not in got.get(U[3], {})
+    assert set(got[U[4]]) == {U[1], U[3]}
+    assert set(got[U[1]]) == {U[4]}
