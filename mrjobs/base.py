@@ -166,7 +166,7 @@ class SparseJob(MRJob):
                     if monitor:
                         monitor.stop()
                 if self._should_cat_output():
-                    for chunk in runner.cat_output():
+                    for chunk in _cat_output_in_order(runner):
                         self.stdout.write(chunk)
                     self.stdout.flush()
                 counters = runner.counters()
@@ -343,6 +343,20 @@ class _task_errors:
         if isinstance(exc, InputError):
             return False  # the launcher (or a test) gets the InputError itself
         raise JobError(message) from None
+
+
+def _cat_output_in_order(runner):
+    """The output's part files in name order (mrjob's ``cat_output`` takes them
+    in the order the filesystem lists them), skipping names that start with
+    ``_`` or ``.`` as Hadoop does.  The reducers of the inline and local
+    runners take consecutive ranges of keys: the output is then sorted by key."""
+    out = runner.get_output_dir()
+    names = sorted(p for p in runner.fs.ls(out)
+                   if not any(n.startswith(("_", ".")) for n in p[len(out):].split("/")))
+    for i, path in enumerate(names):
+        if i:
+            yield b""  # the end of the previous file, as in cat_output
+        yield from runner.fs.cat(path)
 
 
 def _log_cleanup(runner):

@@ -300,3 +300,28 @@ def test_pearson_pairs_sharing_only_centred_zeros_get_no_score(strategy):
     assert U[3] not in got.get(U[2], {}) and U[2] not in got.get(U[3], {})
     assert set(got[U[4]]) == {U[1], U[3]}
     assert set(got[U[1]]) == {U[4]}
+
+
+# -- the order of the output ---------------------------------------------------
+
+def _stdout(tmp_path, args):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "mrjobs.dot_products", "-q", "--no-conf"]
+                          + args, cwd=str(tmp_path), capture_output=True, check=True)
+    return proc.stdout
+
+
+def test_output_is_the_same_bytes_for_any_partitioning(tmp_path):
+    from examples.generate import generate_lines
+    data = tmp_path / "c.jsonl"
+    write_lines(str(data), generate_lines(1500, 8, 2000, 1.1, 5, fmt="json",
+                                          edge_cases=False, progress=False))
+    base = [str(data), "--measure", "cosine", "--top-k", "3"]
+    runs = [["--blocks", "1"], ["--blocks", "7", "--buffer-entries", "500"],
+            ["-r", "local", "--num-cores", "2", "--blocks", "3"]]
+    outs = [_stdout(tmp_path, base + r) for r in runs]
+    keys = [l.partition(b"\t")[0] for l in outs[0].splitlines()]
+    assert len(keys) > 1000 and keys == sorted(keys)
+    for r, out in zip(runs[1:], outs[1:]):
+        assert out == outs[0], r
