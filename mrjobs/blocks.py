@@ -279,12 +279,7 @@ class BlocksStrategy:
             if exact_zeros:
                 r, c, dots = _with_zero_dots(A[start:end], Bt, start, c0, r, c, dots)
             products += dots.shape[0]
-            if diagonal:
-                keep = c >= r if o.include_self else c > r
-                r, c, dots = r[keep], c[keep], dots[keep]
-            elif same is not None:
-                keep = ~np.isin(r * n_c + c, same)
-                r, c, dots = r[keep], c[keep], dots[keep]
+            r, c, dots = _drop_self(r, c, dots, diagonal, o.include_self, same, n_c)
             scores = job.scores(dots, None if rows.stats is None else rows.stats[r],
                                 None if cols.stats is None else cols.stats[c])
             scored += scores.shape[0]
@@ -332,6 +327,19 @@ class BlocksStrategy:
         raw = group_side.raw
         for s, e, g in zip(starts, ends, groups[starts].tolist()):
             yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
+
+
+def _drop_self(r, c, dots, diagonal, include_self, same, n_c):
+    """The pairs without the lower triangle of a diagonal block pair (and its
+    diagonal, unless ``include_self``), or, under ``--queries``, without the
+    pairs ``same`` (:func:`_same_ids`) of a query and its own id."""
+    if diagonal:
+        keep = c >= r if include_self else c > r
+    elif same is not None:
+        keep = ~np.isin(r * n_c + c, same)
+    else:
+        return r, c, dots
+    return r[keep], c[keep], dots[keep]
 
 
 def _same_ids(row_ids, col_ids, n_c):

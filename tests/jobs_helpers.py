@@ -91,6 +91,8 @@ def oracle(lines, measure="dot", include_self=False, threshold=None, max_df=None
             j = ci[b]
             if queries is None and i == j and not include_self:
                 continue
+            if queries is not None and docs[i] == docs[j]:
+                continue  # a query is never its own neighbour
             if threshold is not None and S[a, b] < threshold:
                 continue
             row[docs[j]] = float(S[a, b])

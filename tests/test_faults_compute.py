@@ -92,6 +92,13 @@ def test_weights_that_overflow_when_summed_are_counted_and_skipped(strategy, mea
         assert set(rows(result)) == {U[1], U[2]}
 
 
+def test_weights_that_overflow_on_the_local_runner():
+    # task processes of their own: counted and skipped there too
+    result = run("blocks", HUGE_LINES, ["--measure", "cosine", "--float32"], runner="local")
+    assert result.counters["mrsparse input"]["summed weight not a finite number"] == 3
+    assert set(rows(result)) == {U[1], U[2]}
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_overflowing_sums_under_strict_name_the_line_or_vector(strategy, tmp_path):
     with pytest.raises(InputError, match="input.txt, line [0-9]+ .*repeated feature %s add up beyond "
