@@ -94,7 +94,7 @@ def test_weights_that_overflow_when_summed_are_counted_and_skipped(strategy, mea
 
 def test_weights_that_overflow_on_the_local_runner():
     # task processes of their own: counted and skipped there too
-    result = run("blocks", HUGE_LINES, ["--measure", "cosine", "--float32"], runner="local")
+    result = run("blocks", HUGE_LINES, ["--measure", "cosine"], runner="local")
     assert result.counters["mrsparse input"]["summed weight not a finite number"] == 3
     assert set(rows(result)) == {U[1], U[2]}
 
