@@ -16,6 +16,10 @@ stopped.  Every run here uses:
   compression with its codec, container sizes, HDFS tmp dir).
 
 A job run costs 0.5-3 minutes on a 2-core machine, so each test combines cases.
+
+The ``test_survives_*`` tests at the end inject real faults into running jobs
+(a task attempt killed -9, a reducer's failed first attempt, speculative
+attempts, a NodeManager stopped) and check that the results do not change.
 """
 import getpass
 import os
@@ -355,9 +359,8 @@ def check_same_index(run, inline, corpus):
     assert mr["Reduce output records"] == len(inline.lines)
 
 
-def test_fault_killed_task_attempt_is_retried(hadoop_cluster, streaming_jar, task_python,
-                                              hdfs_corpus, corpus_files, inline_index,
-                                              tmp_path):
+def test_survives_killed_task_attempt(hadoop_cluster, streaming_jar, task_python, hdfs_corpus,
+                                      corpus_files, inline_index, tmp_path):
     # the first attempt of map task 0 has written all its output and counted
     # its records (its counters are with Hadoop) when it is killed -9
     corpus, _ = corpus_files
@@ -377,9 +380,8 @@ def test_fault_killed_task_attempt_is_retried(hadoop_cluster, streaming_jar, tas
     check_same_index(run, inline_index, corpus)
 
 
-def test_fault_reducer_fails_its_first_attempt(hadoop_cluster, streaming_jar, task_python,
-                                               hdfs_corpus, corpus_files, inline_index,
-                                               tmp_path):
+def test_survives_reducer_failing_first_attempt(hadoop_cluster, streaming_jar, task_python,
+                                                hdfs_corpus, corpus_files, inline_index, tmp_path):
     # every reducer's first attempt exits with status 1 after it wrote all its
     # output and counters; the retries' output is the job's
     corpus, _ = corpus_files
@@ -410,8 +412,7 @@ def spread_corpus(path, n=12000, k=10, n_features=3000, seed=20261202):
     return path
 
 
-def test_fault_speculative_attempts_leave_one_copy(hadoop_cluster, streaming_jar, task_python,
-                                                   tmp_path):
+def test_survives_speculative_attempts(hadoop_cluster, streaming_jar, task_python, tmp_path):
     # speculative execution on for maps and reducers; the first attempt of
     # reduce task 0 waits before it reads its input until it is killed:
     # the job can only finish through a speculative attempt of that task,
@@ -437,9 +438,8 @@ def test_fault_speculative_attempts_leave_one_copy(hadoop_cluster, streaming_jar
 
 # The last test of the module: the cluster runs on with one NodeManager.
 
-def test_fault_nodemanager_stopped_mid_step(hadoop_cluster, streaming_jar, task_python,
-                                            hdfs_corpus, corpus_files, inline_index,
-                                            tmp_path):
+def test_survives_stopped_nodemanager(hadoop_cluster, streaming_jar, task_python, hdfs_corpus,
+                                      corpus_files, inline_index, tmp_path):
     # the first attempt of reduce task 0 has written its output and counters
     # when the NodeManager running it is stopped (it unregisters; its
     # containers, maybe the AppMaster's too, are killed); the job finishes on

@@ -10,7 +10,9 @@ wrapper ``tests/engines/minicluster/MiniCluster.java``).
 dir (``HADOOP_CONF_DIR``) that ``tests/engines/hadoop`` and mrjob's ``-r hadoop``
 use unchanged, and stops it: cleanly by a signal to the wrapper, else by
 killing its process group and every process left in its work dir
-(containers run in sessions of their own).
+(containers run in sessions of their own).  For the tests that inject
+faults it also stops one NodeManager on request (:meth:`Cluster.stop_nodemanager`)
+and tells which NodeManager runs a container's process (:meth:`Cluster.nodemanager_of`).
 
 By hand (``make cluster``)::
 
@@ -159,6 +161,10 @@ class Cluster:
             "yarn.minicluster.yarn.nodemanager.resource.memory-mb": str(self.memory_mb),
             "yarn.scheduler.minimum-allocation-mb": "256",
             "dfs.replication": "1",
+            # NodeManagers talk to the ResourceManager over RPC, as on a real
+            # cluster (the in-process shortcut ignores a stopping NodeManager's
+            # unregistration: the node would look alive for 10 minutes)
+            "yarn.minicluster.use-rpc": "true",
             # a NodeManager's stop waits this + 1.25 s for containers (default 5 s)
             "yarn.nodemanager.process-kill-wait.ms": "1000",
             # every port chosen here: no clash with another program's defaults
