@@ -10,7 +10,9 @@ wrapper ``tests/engines/minicluster/MiniCluster.java``).
 dir (``HADOOP_CONF_DIR``) that ``tests/engines/hadoop`` and mrjob's ``-r hadoop``
 use unchanged, and stops it: cleanly by a signal to the wrapper, else by
 killing its process group and every process left in its work dir
-(containers run in sessions of their own).
+(containers run in sessions of their own).  For the tests that inject
+faults it also stops one NodeManager on request (:meth:`Cluster.stop_nodemanager`)
+and tells which NodeManager runs a container's process (:meth:`Cluster.nodemanager_of`).
 
 By hand (``make cluster``)::
 
@@ -21,6 +23,7 @@ runs a cluster in the foreground until Ctrl-C and prints how to point mrjob at i
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -127,6 +130,8 @@ class Cluster:
         self.memory_mb = memory_mb
         self.conf_dir = os.path.join(self.workdir, "conf")
         self.log_path = os.path.join(self.workdir, "cluster.log")
+        #: where the wrapper takes requests (stop-nodemanager-I) and answers them
+        self.control_dir = os.path.join(self.workdir, "control")
         self.proc = None
         self.ports = {}
         self.start_seconds = self.stop_seconds = None
@@ -156,6 +161,10 @@ class Cluster:
             "yarn.minicluster.yarn.nodemanager.resource.memory-mb": str(self.memory_mb),
             "yarn.scheduler.minimum-allocation-mb": "256",
             "dfs.replication": "1",
+            # NodeManagers talk to the ResourceManager over RPC, as on a real
+            # cluster (the in-process shortcut ignores a stopping NodeManager's
+            # unregistration: the node would look alive for 10 minutes)
+            "yarn.minicluster.use-rpc": "true",
             # a NodeManager's stop waits this + 1.25 s for containers (default 5 s)
             "yarn.nodemanager.process-kill-wait.ms": "1000",
             # every port chosen here: no clash with another program's defaults
@@ -171,6 +180,7 @@ class Cluster:
                "-Dlog4j.configuration=file:" + LOG4J,
                "-Dmrsparse.stopOnStdinEof=%s" % str(self.stop_with_parent).lower(),
                "-Dmrsparse.userlogs=" + os.path.join(self.workdir, "logs", "userlogs"),
+               "-Dmrsparse.control=" + self.control_dir,
                "-cp", self.classpath(), MAIN_CLASS,
                "-format", "-nnport", str(p["nn"]), "-nnhttpport", str(p["nnhttp"]),
                "-rmport", str(p["rm"]), "-jhsport", str(p["jhs"]),
@@ -283,6 +293,47 @@ class Cluster:
                 return f.read().decode("utf-8", "replace")
         except OSError:
             return ""
+
+    # -- faults --------------------------------------------------------------
+
+    def stop_nodemanager(self, index, timeout=600):
+        """Stop NodeManager ``index`` (from 0) while the rest of the cluster
+        runs on: it unregisters from the ResourceManager and its containers
+        are killed.  Returns its service state after the stop ("STOPPED");
+        raises ClusterError if the wrapper failed to stop it or did not answer
+        within ``timeout`` s (a bound against hanging, not a deadline)."""
+        answers = {o: os.path.join(self.control_dir, "nodemanager-%d.%s" % (index, o))
+                   for o in ("stopped", "failed")}
+        if any(os.path.exists(p) for p in answers.values()):
+            raise ClusterError("NodeManager %d was stopped already" % index)
+        request = os.path.join(self.control_dir, "stop-nodemanager-%d" % index)
+        with open(request + ".tmp", "w"):
+            pass
+        os.replace(request + ".tmp", request)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            for outcome, path in answers.items():
+                if os.path.exists(path):
+                    with open(path) as f:
+                        answer = f.read()
+                    if outcome == "failed":
+                        raise ClusterError("NodeManager %d did not stop: %s" % (index, answer))
+                    return answer
+            if self.proc is None or self.proc.poll() is not None:
+                raise ClusterError("the cluster is not running")
+            time.sleep(0.5)
+        raise ClusterError("no answer to stopping NodeManager %d after %d s; the end of %s:\n%s"
+                           % (index, timeout, self.log_path, self.log_tail()))
+
+    def nodemanager_of(self, pid):
+        """The index of the NodeManager whose container runs process ``pid``
+        (from the container's working dir, which lies in one of that
+        NodeManager's local dirs), or None."""
+        cwd = _cwd(pid) or ""
+        if not (cwd + os.sep).startswith(self.workdir + os.sep):
+            return None
+        m = re.search(r"-localDir-nm-(\d+)_\d+/", cwd + "/")
+        return int(m.group(1)) if m else None
 
     # -- stop ----------------------------------------------------------------
 

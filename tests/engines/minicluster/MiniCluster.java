@@ -1,5 +1,7 @@
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -12,7 +14,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import org.apache.hadoop.mapred.MiniMRYarnClusterAdapter;
 import org.apache.hadoop.mapreduce.MiniHadoopClusterManager;
+import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
 
 import sun.misc.Signal;
 
@@ -33,6 +37,13 @@ import sun.misc.Signal;
  * links to the task logs, which each NodeManager spreads over 4 log dirs under
  * ./target: one "userlogs" dir, as on a pseudo-distributed Hadoop, where mrjob
  * finds the error of a failed task (it reads only the first dir that has logs).
+ *
+ * With -Dmrsparse.control=DIR it takes requests as files in DIR, for tests
+ * that inject faults: "stop-nodemanager-I" (I from 0) stops that NodeManager
+ * (it unregisters from the ResourceManager and kills its containers; the
+ * cluster runs on with the others) and answers with the file
+ * "nodemanager-I.stopped" holding the NodeManager's state after the stop
+ * (STOPPED), or "nodemanager-I.failed" holding the error.
  *
  * Exit status: 0 after a clean stop, 1 if the cluster failed to start or to
  * stop, 2 if the manager rejected its arguments.
@@ -99,6 +110,26 @@ public final class MiniCluster {
             mirror.start();
         }
 
+        String control = System.getProperty("mrsparse.control");
+        if (control != null) {
+            Path dir = Paths.get(control);
+            Files.createDirectories(dir);
+            Thread requests = new Thread(() -> {
+                while (true) {
+                    try {
+                        serveRequests(manager, dir);
+                        Thread.sleep(500);
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (Exception e) {
+                        // a request file half-made or removed while listed: next time
+                    }
+                }
+            }, "minicluster-control");
+            requests.setDaemon(true);
+            requests.start();
+        }
+
         runner.start();
         stop.await();
         System.err.println("MiniCluster: stopping (" + why.get() + ")");
@@ -152,6 +183,41 @@ public final class MiniCluster {
                 }
             }
         }
+    }
+
+    /** Serves the "stop-nodemanager-I" requests found in DIR (see above). */
+    static void serveRequests(MiniHadoopClusterManager manager, Path dir) throws IOException {
+        for (Path request : list(dir, "stop-nodemanager-*", false)) {
+            String index = request.getFileName().toString().substring("stop-nodemanager-".length());
+            Files.delete(request);
+            String answer;
+            String outcome;
+            try {
+                NodeManager nm = nodeManager(manager, Integer.parseInt(index));
+                System.err.println("MiniCluster: stopping NodeManager " + index + " on request");
+                nm.stop();
+                answer = String.valueOf(nm.getServiceState());
+                outcome = "stopped";
+            } catch (Exception e) {
+                answer = e.toString();
+                outcome = "failed";
+            }
+            System.err.println("MiniCluster: NodeManager " + index + ": " + outcome + " " + answer);
+            Path tmp = dir.resolve("nodemanager-" + index + ".tmp");
+            Files.write(tmp, answer.getBytes(StandardCharsets.UTF_8));
+            Files.move(tmp, dir.resolve("nodemanager-" + index + "." + outcome));
+        }
+    }
+
+    /** The manager's I-th NodeManager (the manager keeps its cluster private). */
+    static NodeManager nodeManager(MiniHadoopClusterManager manager, int index) throws Exception {
+        Field mr = MiniHadoopClusterManager.class.getDeclaredField("mr");
+        mr.setAccessible(true);
+        MiniMRYarnClusterAdapter adapter = (MiniMRYarnClusterAdapter) mr.get(manager);
+        if (adapter == null) {
+            throw new IllegalStateException("YARN is not running");
+        }
+        return adapter.getMiniMRYarnCluster().getNodeManager(index);
     }
 
     /** The dirs (or the regular files) in DIR whose names match GLOB. */
