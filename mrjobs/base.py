@@ -7,10 +7,13 @@ The rest lives in its own module: :mod:`mrjobs.shipping` (the packages' zip),
 and the df-cut), :mod:`mrjobs.stripes` and :mod:`mrjobs.blocks` (the two
 strategies of the dot-products job).
 """
+import argparse
 import codecs
 import glob
 import logging
+import math
 import os
+import signal
 import sys
 import time
 
@@ -23,9 +26,11 @@ from mrjob.util import log_to_null, log_to_stream
 
 from .counters import DFCUT, INPUT, SKIPPED, WORK, Counters, run_report
 from .faults import task_hooks
+from .launch import (OutputCommitter, OverlapError, TaskGuard, check_task_python,
+                     refuse_overlap, tree_bytes, watch_launcher)
 from .progress import ProgressMonitor, status_text
 from .kernels import sort_sum
-from .parsing import FORMATS, InputError, parse_vector
+from .parsing import BAD_WEIGHT, FORMATS, InputError, parse_vector
 from .shipping import package_zip
 
 __all__ = ["SparseJob", "JobError", "INPUT", "DFCUT", "WORK", "SKIPPED", "package_zip",
@@ -61,7 +66,7 @@ class SparseJob(MRJob):
             help="Fail at the first bad input line (naming its file and line) instead of "
                  "counting and skipping it.")
         self.add_passthru_arg(
-            "--max-df", type=int, default=None, metavar="N",
+            "--max-df", type=at_least(1), default=None, metavar="N",
             help="Skip features that occur in more than N vectors (the df-cut). Results "
                  "are then approximate; the counters in group '%s' say how many "
                  "features and partial products were dropped." % DFCUT)
@@ -83,7 +88,7 @@ class SparseJob(MRJob):
                  "refuses to start, as Hadoop does, so that no stale part file is mixed "
                  "into the results).")
         self.add_passthru_arg(
-            "--buffer-entries", type=int, default=1000000, metavar="N",
+            "--buffer-entries", type=at_least(1), default=1000000, metavar="N",
             help="Entries a task buffers for in-task combining before it flushes "
                  "(bounds task memory; default 1000000; README gives measured peaks).")
 
@@ -104,10 +109,10 @@ class SparseJob(MRJob):
         return NeighboursJSONProtocol()
 
     def _check_options(self):
-        if self.options.max_df is not None and self.options.max_df < 1:
-            self.arg_parser.error("--max-df must be at least 1")
-        if self.options.buffer_entries < 1:
-            self.arg_parser.error("--buffer-entries must be at least 1")
+        if (self.options.overwrite_output and not self.options.output_dir
+                and not self.is_task()):  # tasks are not told --output-dir
+            self.arg_parser.error("argument --overwrite-output: has no effect without "
+                                  "--output-dir (the output goes to stdout)")
         if self.options.output_format == "compact" and self.options.runner == "spark":
             # pyspark's saveAsTextFile decodes each output line as UTF-8 (invalid
             # bytes become U+FFFD): binary records would be silently corrupted.
@@ -134,12 +139,48 @@ class SparseJob(MRJob):
             # a local Spark master runs the tasks on this machine: with the
             # launching interpreter, which has numpy and scipy
             kwargs["python_bin"] = [sys.executable]
+        committer = getattr(self, "_committer", None)
+        if committer:
+            kwargs["output_dir"] = committer.tmp  # moved into place when the job succeeds
+        guard = getattr(self, "_guard", None)
+        if guard and guard.env:
+            kwargs["cmdenv"] = dict(kwargs.get("cmdenv") or {}, **guard.env)
+        if alias in ("inline", "local") and not kwargs.get("cleanup_on_failure"):
+            # mrjob keeps a failed run's temporary files for its logs; ours
+            # gives the task's error as it fails, and leaves nothing behind
+            kwargs["cleanup_on_failure"] = ["LOCAL_TMP"]
         return kwargs
 
     def run_job(self):
         """Run the job as mrjob does, with progress on the inline and local
-        runners, clear messages instead of tracebacks, and a report of skipped
-        and dropped input at the end."""
+        runners, one-line messages instead of tracebacks, a report of skipped
+        and dropped input at the end, and nothing left behind: on an error,
+        Ctrl-C (exit status 130) or a closed pipe on stdout (141, quietly, as
+        Unix tools end) the temporary files and task processes go."""
+        log_stream = self._set_up_logging()
+        restore = _catch_sigint()
+        run = _Run()
+        try:
+            self._launch(log_stream, run)
+            return
+        except KeyboardInterrupt:
+            status, message = 130, "interrupted; removed %.0f MB of temporary files" % (
+                run.removed / 2**20)
+        except BrokenPipeError:
+            _silence_stdout()
+            status, message = 141, None
+        except TaskFailed as e:
+            status, message = 1, "task failed: %s" % (e,)
+        except (JobError, InputError, OSError) as e:
+            status, message = 1, "error: %s" % (e,)
+        finally:
+            restore()
+        if message:
+            log_stream.write("mrsparse: %s\n" % message)
+            log_stream.flush()
+        sys.exit(status)
+
+    def _set_up_logging(self):
         log_stream = codecs.getwriter("utf_8")(self.stderr)
         self.set_up_logging(quiet=self.options.quiet, verbose=self.options.verbose,
                             stream=log_stream)
@@ -150,56 +191,128 @@ class SparseJob(MRJob):
         if not self.options.verbose:
             # "No configs found; falling back on auto-configuration" on every run
             logging.getLogger("mrjob.conf").setLevel(logging.ERROR)
-        mrjob_log = logging.getLogger("mrjob")
+        return log_stream
+
+    def _launch(self, log_stream, run):
+        """Check, run, commit the output, report; measure what cleanup removes."""
+        self._check_inputs()
+        self._check_launch_options()
+        alias = self._runner_class().alias
+        out = self.options.output_dir
+        self._committer = (OutputCommitter(out, self.options.overwrite_output)
+                           if out and alias in ("inline", "local") and _local(out) else None)
+        self._guard = TaskGuard() if alias == "local" else None
+        tmp_dirs = []
         try:
-            self._check_inputs()
             with self.make_runner() as runner:
-                self._check_output_dir(runner)
-                monitor = ProgressMonitor(runner, log) if not self.options.quiet else None
+                tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
                 try:
-                    if monitor:
-                        monitor.start()
-                    runner.run()
-                except StepFailedException as e:
-                    mrjob_log.error(str(e))
-                    sys.exit(1)
+                    self._check_output_dir(runner)
+                    self._check_task_python(runner)
+                    self._run_steps(runner)
+                    if self._committer:
+                        self._committer.commit()
+                        log.info("job output is in %s", self.options.output_dir)
+                        runner._output_dir = self._committer.final  # for --cat-output
+                        self._committer = None
+                    self._finish(runner, log_stream)
                 finally:
-                    if monitor:
-                        monitor.stop()
-                if self._should_cat_output():
-                    for chunk in _cat_output_in_order(runner):
-                        self.stdout.write(chunk)
-                    self.stdout.flush()
-                counters = runner.counters()
-                report = run_report(counters)
-                if self.options.quiet:  # only what says input was lost
-                    report = "\n".join(l for l in report.splitlines()
-                                       if l.startswith("mrsparse: skipped"))
-                if report:
-                    log_stream.write(report + "\n")
-                    log_stream.flush()
-                self._check_something_was_read(counters)
-                _log_cleanup(runner)
-        except (JobError, InputError, OSError) as e:
-            log_stream.write("mrsparse: error: %s\n" % (e,))
-            log_stream.flush()
+                    self._end_tasks()
+                    tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
+                    run.before = sum(tree_bytes(d) for d in tmp_dirs if d)
+        finally:
+            run.removed = run.before - sum(tree_bytes(d) for d in tmp_dirs if d)
+
+    def _end_tasks(self):
+        if self._guard:
+            self._guard.stop()
+        if self._committer:
+            self._committer.abort()
+
+    def _run_steps(self, runner):
+        monitor = ProgressMonitor(runner, log) if not self.options.quiet else None
+        failures = _FailureReport()
+        try:
+            if monitor:
+                monitor.start()
+            with failures:
+                runner.run()
+        except StepFailedException as e:
+            line = _task_failure_line(runner)
+            if line:
+                raise TaskFailed(line) from None
+            failures.release()
+            logging.getLogger("mrjob").error(str(e))
             sys.exit(1)
+        finally:
+            if monitor:
+                monitor.stop()
+
+    def _finish(self, runner, log_stream):
+        if self._should_cat_output():
+            for chunk in _cat_output_in_order(runner):
+                self.stdout.write(chunk)
+            self.stdout.flush()
+        counters = runner.counters()
+        report = run_report(counters)
+        if self.options.quiet:  # only what says input was lost
+            report = "\n".join(l for l in report.splitlines()
+                               if l.startswith("mrsparse: skipped"))
+        if report:
+            log_stream.write(report + "\n")
+            log_stream.flush()
+        self._check_something_was_read(counters)
+        _log_cleanup(runner)
+
+    def _check_launch_options(self):
+        """Checks only the launcher can make (the tasks never see them)."""
+        inputs = [("the input", p) for p in self.options.args]
+        inputs += [(opt, p) for opt, p in self._other_inputs()]
+        try:
+            refuse_overlap(self.options.output_dir, inputs)
+        except OverlapError as e:
+            raise JobError(str(e)) from None
+
+    def _other_inputs(self):
+        """(option, path) of inputs given by options (e.g. --queries)."""
+        return []
+
+    #: modules the tasks import (checked in the task Python before a local run)
+    TASK_MODULES = ("numpy",)
+
+    def _check_task_python(self, runner):
+        alias = self._runner_class().alias
+        if alias == "inline":
+            missing = [m for m in self.task_modules() if not _importable(m)]
+            if missing:
+                raise JobError("this Python (%s) cannot import %s: install it"
+                               % (sys.executable, ", ".join(missing)))
+        elif alias == "local":
+            python = runner._task_python_bin()
+            error = check_task_python(python, self.task_modules())
+            if error:
+                raise JobError(error)
+
+    def task_modules(self):
+        return self.TASK_MODULES
 
     def _check_inputs(self):
         """Local input paths that do not exist: a message, not a traceback."""
-        for path in self._input_paths_to_check():
+        for option, path in [("input path", p) for p in self.options.args] + [
+                ("%s path" % opt, p) for opt, p in self._other_inputs()]:
             if path == "-" or "://" in path:
                 continue
             if not glob.glob(path):
-                raise JobError("input path %s does not exist" % path)
-
-    def _input_paths_to_check(self):
-        return list(self.options.args)
+                raise JobError("%s %s does not exist" % (option, path))
 
     def _check_output_dir(self, runner):
         out = self.options.output_dir
         if not out:
             return
+        if _local(out) and os.path.exists(_local_path(out)) \
+                and not os.path.isdir(_local_path(out)):
+            raise JobError("--output-dir %s is a file, not a directory: give a directory "
+                           "(the job writes part files into it)" % out)
         try:
             exists = runner.fs.exists(out)
             entries = list(runner.fs.ls(out)) if exists else []
@@ -212,6 +325,9 @@ class SparseJob(MRJob):
                            "would mix its part files with what is there. Choose another "
                            "directory, remove it, or pass --overwrite-output"
                            % (out, len(entries), entries[0]))
+        if self._committer:
+            log.info("--overwrite-output: %s is replaced when the job succeeds", out)
+            return
         log.info("--overwrite-output: removing the contents of %s", out)
         runner.fs.rm(out)
 
@@ -224,8 +340,8 @@ class SparseJob(MRJob):
             return
         skipped = sum(total.get(name, 0) for name in SKIPPED)
         raise JobError("not one vector could be read from the input (%d line(s) skipped as "
-                       "bad, the rest blank); check the input paths and --input-format"
-                       % skipped)
+                       "bad, the rest blank); check the input paths and --input-format "
+                       "(%s)" % (skipped, FORMAT_HINT))
 
     # -- task side: errors -----------------------------------------------------
 
@@ -279,9 +395,10 @@ class SparseJob(MRJob):
             parsed = parse_vector(line, self.options.input_format, self.options.float32)
         except InputError as e:
             if self.options.strict:
-                raise InputError(e.kind, "%s, line %d of this task's input split: %s: %s "
-                                 "(line: %.120r)" % (self._input_file(), self._lines,
-                                                     e.kind, e, line)) from None
+                hint = "; is the input in an accepted format? --input-format " + FORMAT_HINT \
+                    if self._lines == 1 and e.kind != BAD_WEIGHT else ""
+                raise InputError(e.kind, "%s: %s: %s (line: %.120r%s)" % (
+                    _where(self._lines), e.kind, e, line, hint)) from None
             self.counts.add(INPUT, e.kind)
             return None
         if parsed is None:
@@ -312,39 +429,234 @@ class JobError(Exception):
     """A problem that stops a job, told to the user as one line."""
 
 
+class TaskFailed(JobError):
+    """A task's own one-line error, told as ``mrsparse: task failed: ...``."""
+
+
 class _task_errors:
     """Around a task: numpy's floating-point errors raise (no warning text on
-    mrjob's byte streams), and a bad line under ``--strict``, a decoding error
-    or a numeric error leaves the task as one clear line on its stderr -- on
-    Hadoop and the local runner that is what the job's failure shows -- instead
-    of a traceback from deep inside.  On the inline runner the error reaches
-    the launcher, which prints the same line."""
+    mrjob's byte streams), and a bad line under ``--strict``, a decoding or
+    numeric error, running out of memory or a missing module leaves the task
+    as one clear line on its stderr, saying what to do -- on Hadoop and the
+    local runner that is what the job's failure shows -- instead of a
+    traceback from deep inside.  On the inline runner the error reaches the
+    launcher, which prints the same line.  A task of the local runner also
+    ends when its launcher does (:func:`mrjobs.launch.watch_launcher`)."""
 
     def __init__(self, job, task, step_num):
         self.job, self.task, self.step_num = job, task, step_num
 
     def __enter__(self):
         task_hooks(self.task)  # test hooks (mrjobs/faults.py): inert unless MRSPARSE_TEST_* set
+        own_process = sys.stderr is sys.__stderr__ and sys.stderr is not None
+        self.unwatch = watch_launcher() if own_process else (lambda: None)
         self.saved = np.seterr(over="raise", invalid="raise", divide="raise", under="ignore")
         return self
 
     def __exit__(self, exc_type, exc, tb):
         np.seterr(**self.saved)
-        if exc_type is None or not issubclass(exc_type, (ValueError, ArithmeticError)):
+        self.unwatch()
+        if exc_type is None:
             return False
-        if isinstance(exc, InputError):
-            message = str(exc)
-        else:
-            message = ("%s of step %d: %s: %s" % (self.task, self.step_num + 1,
-                                                  exc_type.__name__, exc))
+        message = self._message(exc_type, exc)
+        if message is None:
+            return False
         if sys.stderr is sys.__stderr__ and sys.stderr is not None:
             # a task process of its own: one line, then a failed exit status
-            sys.stderr.write("mrsparse: task failed: %s\n" % message)
+            sys.stderr.write("%s%s\n" % (TASK_FAILED, message))
             sys.stderr.flush()
             sys.exit(1)
         if isinstance(exc, InputError):
             return False  # the launcher (or a test) gets the InputError itself
-        raise JobError(message) from None
+        raise TaskFailed(message) from None
+
+    def _message(self, exc_type, exc):
+        where = "%s of step %d" % (self.task, self.step_num + 1)
+        if issubclass(exc_type, InputError):
+            return str(exc)
+        if issubclass(exc_type, MemoryError):
+            o = self.job.options
+            blocks = getattr(o, "blocks", None)
+            return ("out of memory in the %s (%s: %s): lower --buffer-entries (now %d)%s, "
+                    "or give the tasks more memory" % (
+                        where, exc_type.__name__, exc, o.buffer_entries,
+                        " or raise --blocks (now %d)" % blocks
+                        if blocks and getattr(o, "strategy", None) == "blocks" else ""))
+        if issubclass(exc_type, ImportError):
+            return ("the task Python (%s) cannot import %s in the %s (%s: %s): install "
+                    "numpy and scipy in the task Python (--python-bin / --task-python-bin "
+                    "choose it)" % (sys.executable, getattr(exc, "name", None) or "a module",
+                                    where, exc_type.__name__, exc))
+        if issubclass(exc_type, (ValueError, ArithmeticError)):
+            return "%s: %s: %s" % (where, exc_type.__name__, exc)
+        return None
+
+
+#: how a task's own error line starts (found in its stderr by the launcher)
+TASK_FAILED = "mrsparse: task failed: "
+
+#: the input formats, for messages about unreadable input
+FORMAT_HINT = ("accepted: json, one {\"id\": UUID, \"features\": {UUID: weight, ...}} a "
+               "line; tsv, one UUID TAB UUID:weight UUID:weight ... a line; auto (the "
+               "default) tells them apart line by line")
+
+
+def at_least(low):
+    """An argparse type: an int >= ``low`` (errors name the option)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("invalid int value: %r" % text) from None
+        if value < low:
+            raise argparse.ArgumentTypeError("must be at least %d, not %d" % (low, value))
+        return value
+    parse.__name__ = "int"
+    return parse
+
+
+def finite_float(text):
+    """An argparse type: a finite float."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("invalid float value: %r" % text) from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError("must be a finite number, not %s" % text)
+    return value
+
+
+def _where(line_in_task):
+    """The input line a task is at, as a user can find it: the path as given
+    (``file://x`` is mrjob's URI for the relative path ``x``) and the line
+    number in the file (counted where the file is local and the task's split
+    starts inside it; said to be relative to the split where it cannot be)."""
+    path = SparseJob._input_file()
+    start = int(jobconf_from_env("mapreduce.map.input.start", "0") or 0)
+    if path.startswith("file:"):
+        from .launch import _local_path
+        path = _local_path(path)
+    if start == 0:
+        return "%s, line %d" % (path, line_in_task)
+    try:
+        with open(path, "rb") as f:
+            before = sum(chunk.count(b"\n") for chunk in _chunks(f, start))
+        return "%s, line %d" % (path, before + line_in_task)
+    except OSError:
+        return ("%s, line %d of the split that starts at byte %d (the line number in the "
+                "file is not known here)" % (path, line_in_task, start))
+
+
+def _chunks(f, nbytes, size=1 << 20):
+    while nbytes > 0:
+        chunk = f.read(min(size, nbytes))
+        if not chunk:
+            return
+        nbytes -= len(chunk)
+        yield chunk
+
+
+def _local(path):
+    from .launch import _is_local
+    return _is_local(path)
+
+
+def _local_path(path):
+    from .launch import _local_path as local_path
+    return local_path(path)
+
+
+def _importable(module):
+    import importlib.util
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
+class _Run:
+    """What a run's cleanup removed (bytes of temporary files)."""
+    before = 0
+    removed = 0
+
+
+def _catch_sigint():
+    """Ctrl-C raises KeyboardInterrupt in the launcher only: the processes
+    forked from it (mrjob's pool workers) ignore it, and the launcher ends
+    them.  Returns a function that restores the previous handler."""
+    launcher = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() == launcher:
+            raise KeyboardInterrupt
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        return lambda: None
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
+def _silence_stdout():
+    """After a closed pipe: point stdout at /dev/null so that Python's flush
+    at exit does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+class _FailureReport(logging.Filter):
+    """Holds back mrjob's multi-line account of a failed task while a job runs
+    (the task's own ``mrsparse: task failed:`` line says it in one); released
+    when no such line is found."""
+
+    def __init__(self):
+        super().__init__()
+        self.held = []
+        self.handlers = []
+
+    def filter(self, record):
+        if ".mrsparse-incomplete-" in record.getMessage():
+            return False  # where the committer's temporary output is: said after the commit
+        if record.levelno >= logging.ERROR and record.name.startswith("mrjob"):
+            self.held.append(record)
+            return False
+        return True
+
+    def __enter__(self):
+        self.handlers = list(logging.getLogger("mrjob").handlers)
+        for h in self.handlers:
+            h.addFilter(self)
+        return self
+
+    def __exit__(self, *exc):
+        for h in self.handlers:
+            h.removeFilter(self)
+        return False
+
+    def release(self):
+        for record in self.held:
+            logging.getLogger(record.name).handle(record)
+        self.held = []
+
+
+def _task_failure_line(runner):
+    """The first ``mrsparse: task failed:`` line in the stderr of the failed
+    step's tasks (inline and local runners), or None."""
+    step_dir = getattr(runner, "_step_dir", None)
+    if step_dir is None:
+        return None
+    steps = sorted(glob.glob(os.path.join(runner._get_local_tmp_dir(), "step", "[0-9]*")))
+    for path in sorted(glob.glob(os.path.join(steps[-1], "*", "*", "stderr"))) if steps else ():
+        try:
+            with open(path, "rb") as f:
+                for line in f:
+                    if line.startswith(TASK_FAILED.encode()):
+                        return line[len(TASK_FAILED):].decode("utf-8", "replace").rstrip()
+        except OSError:
+            continue
+    return None
 
 
 def _cat_output_in_order(runner):

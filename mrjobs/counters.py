@@ -6,7 +6,7 @@ so tasks keep counts in a :class:`Counters` dict and send each once, when the
 task ends.
 """
 
-__all__ = ["INPUT", "DFCUT", "WORK", "SKIPPED", "Counters", "run_report"]
+__all__ = ["INPUT", "DFCUT", "WORK", "SKIPPED", "READ", "Counters", "run_report"]
 
 #: counter group of input problems (skipped lines) and input repairs
 INPUT = "mrsparse input"
@@ -14,6 +14,9 @@ INPUT = "mrsparse input"
 DFCUT = "mrsparse df-cut"
 #: counter group of the work done (for benchmarks)
 WORK = "mrsparse work"
+
+#: counters of what was read (not notes about the input)
+READ = ("vectors read", "query vectors read")
 
 #: counters that mean a line was skipped
 SKIPPED = ("malformed line", "id not a UUID", "weight not a number",
@@ -51,7 +54,7 @@ def run_report(step_counters):
                      "stop at the first)" % (_n(sum(skipped.values())), ", ".join(
                          "%s: %s" % (k, _n(v)) for k, v in skipped.items() if v)))
     repaired = sorted((name, n) for (g, name), n in total.items()
-                      if g == INPUT and name not in SKIPPED and name != "vectors read")
+                      if g == INPUT and name not in SKIPPED and name not in READ)
     if repaired:
         lines.append("mrsparse: input notes: " + ", ".join("%s: %s" % (k, _n(v))
                                                             for k, v in repaired))

@@ -39,7 +39,7 @@ import numpy as np
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.base import JobError, SparseJob
+from mrjobs.base import JobError, SparseJob, at_least, finite_float
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, BlocksStrategy,
                            estimate_blocks, pair_memory_bytes)
 from mrjobs.buffers import by_family
@@ -55,6 +55,11 @@ __all__ = ["MRSparseDotProducts"]
 log = logging.getLogger(__name__)
 
 STRATEGIES = {"blocks": BlocksStrategy, "stripes": StripesStrategy}
+
+#: the largest --blocks: each vector crosses the shuffle --blocks times, so
+#: 10,000 blocks is a shuffle 10,000 times the input -- far past any corpus
+#: the blocks strategy suits (README, "Choosing --blocks")
+MAX_BLOCKS = 10000
 
 
 class MRSparseDotProducts(IndexSteps, SparseJob):
@@ -72,16 +77,16 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
             help="Score of a pair x, y sharing at least one feature (X, Y: their sets "
                  "of features; default 'dot'): " + help_text(sep="; ") + ".")
         self.add_passthru_arg(
-            "--num-features", type=int, default=None, metavar="N",
+            "--num-features", type=at_least(1), default=None, metavar="N",
             help="The number of distinct features of the corpus (all input vectors, "
                  "before any --max-df cut): needed by --measure loglikelihood, whose 2x2 "
                  "table counts the features that neither vector has. The inverted index "
                  "job writes one line per feature.")
         self.add_passthru_arg(
-            "--threshold", type=float, default=None, metavar="T",
+            "--threshold", type=finite_float, default=None, metavar="T",
             help="Keep only scores >= T.")
         self.add_passthru_arg(
-            "--top-k", type=int, default=None, metavar="K",
+            "--top-k", type=at_least(1), default=None, metavar="K",
             help="Keep each vector's K best neighbours (highest score; equal scores "
                  "are ordered by neighbour UUID, ascending).")
         self.add_passthru_arg(
@@ -107,28 +112,55 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
                  "every partial product goes through the shuffle (sum(df^2)/2 of them); "
                  "fine when every feature is rare or cut with --max-df.")
         self.add_passthru_arg(
-            "--blocks", type=int, default=None, metavar="N",
+            "--blocks", type=at_least(1), default=None, metavar="N",
             help="Number of blocks of the blocks strategy (each family under --queries): "
                  "N(N+1)/2 block pairs, each vector sent N times. Default: from the input "
                  "size, about %d entries a block, and at least enough block pairs for the "
-                 "local runner's cores." % DEFAULT_BLOCK_ENTRIES)
+                 "local runner's cores. At most %d, and at most the number of input lines "
+                 "where the input is local." % (DEFAULT_BLOCK_ENTRIES, MAX_BLOCKS))
 
     def _check_options(self):
         super()._check_options()
         o = self.options
-        if o.top_k is not None and o.top_k < 1:
-            self.arg_parser.error("--top-k must be at least 1")
-        if get_measure(o.measure).needs_n_features and o.num_features is None:
-            self.arg_parser.error("--measure %s needs --num-features N, the number of "
-                                  "distinct features of the corpus (e.g. the line count of "
-                                  "the inverted index job's output)" % o.measure)
-        if o.num_features is not None and o.num_features < 1:
-            self.arg_parser.error("--num-features must be at least 1")
-        if o.blocks is not None and o.blocks < 1:
-            self.arg_parser.error("--blocks must be at least 1")
+        error = self.arg_parser.error
+        needs_n = get_measure(o.measure).needs_n_features
+        if needs_n and o.num_features is None:
+            error("argument --measure: %s needs --num-features N, the number of distinct "
+                  "features of the corpus (e.g. the line count of the inverted index job's "
+                  "output)" % o.measure)
+        if o.num_features is not None and not needs_n:
+            error("argument --num-features: has no effect with --measure %s (measures "
+                  "that use it: %s)" % (o.measure, ", ".join(
+                      m for m in MEASURES if get_measure(m).needs_n_features)))
+        if o.blocks is not None and o.strategy != "blocks":
+            error("argument --blocks: has no effect with --strategy %s" % o.strategy)
+        if o.blocks is not None and o.blocks > MAX_BLOCKS:
+            error("argument --blocks: at most %d, not %d (each vector is sent to --blocks "
+                  "block pairs: the shuffle grows with it)" % (MAX_BLOCKS, o.blocks))
         if o.queries and o.include_self:
-            self.arg_parser.error("--include-self does not apply with --queries "
-                                  "(queries and vectors are two families)")
+            error("argument --include-self: does not apply with --queries "
+                  "(queries and vectors are two families)")
+
+    def _check_launch_options(self):
+        super()._check_launch_options()
+        o = self.options
+        if o.strategy == "blocks" and o.blocks is not None and o.blocks > 1:
+            paths = list(o.args) + ([o.queries] if o.queries else [])
+            lines = _local_lines(paths, stop_above=o.blocks)
+            if lines is not None and lines < o.blocks:
+                self.arg_parser.error(
+                    "argument --blocks: %d blocks for %d input line(s): more blocks than "
+                    "vectors only adds empty block pairs (at most %d here)"
+                    % (o.blocks, lines, max(lines, 1)))
+
+    def _other_inputs(self):
+        q = self.options.queries
+        return [("--queries", q)] if q else []
+
+    def task_modules(self):
+        if self.options.strategy == "blocks":
+            return ("numpy", "scipy.sparse")
+        return ("numpy",)
 
     @property
     def strategy(self):
@@ -149,6 +181,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
                 # mrjob uploads local files (hadoop, emr, dataproc), only the
                 # file name survives
                 absolute = os.path.abspath(o.queries)
+                self._queries_given = o.queries
                 by_name = self._runner_class().alias not in ("inline", "local", "spark")
                 extra = list(kwargs["extra_args"])
                 extra[extra.index("--queries") + 1] = absolute
@@ -164,10 +197,6 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
             if "--blocks" not in kwargs["extra_args"]:
                 kwargs["extra_args"] = list(kwargs["extra_args"]) + ["--blocks", str(o.blocks)]
         return kwargs
-
-    def _input_paths_to_check(self):
-        q = self.options.queries
-        return super()._input_paths_to_check() + ([q] if q else [])
 
     def _default_blocks(self):
         """--blocks from the input's size (local files) and the runner's cores."""
@@ -272,6 +301,8 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         if vec is None:
             return
         doc, ids, w = vec
+        if self._query:
+            self.counts.add(INPUT, "query vectors read")
         if ids.shape[0]:
             yield doc, Stripe(ids, w.astype(self.wire_dtype, copy=False), query=self._query)
 
@@ -357,6 +388,15 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         yield from self._prepare_batch()
         yield from self.strategy.take_final()
         self._task_final()
+
+    def _check_something_was_read(self, counters):
+        super()._check_something_was_read(counters)
+        q = self.options.queries
+        if q and not sum(step.get(INPUT, {}).get("query vectors read", 0)
+                         for step in counters or ()):
+            raise JobError("--queries %s: not one query vector could be read (the file is "
+                           "empty, blank or all bad lines), so there is nothing to score"
+                           % getattr(self, "_queries_given", q))
 
     def pairs_of(self, n_corpus, n_queries):
         if self.options.queries:
@@ -452,6 +492,27 @@ def _refuse_overlap(inputs, queries, by_name=False):
                                "queries by file name; rename one, or put the queries on "
                                "the cluster's filesystem and give --queries as a URI"
                                % same[0])
+
+
+def _local_lines(paths, stop_above):
+    """Lines of local input paths, counted until more than ``stop_above``
+    (then ``stop_above + 1``); None if any path is not local (or stdin).
+    Compressed files count as unknown."""
+    if any(p == "-" or "://" in p for p in paths):
+        return None
+    lines = 0
+    for f in sorted(set().union(*map(_local_files, paths))):
+        if f.endswith((".gz", ".bz2")):
+            return None
+        with open(f, "rb") as fh:
+            last = b"\n"
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
+                if lines > stop_above:
+                    return stop_above + 1
+            lines += last != b"\n"
+    return lines
 
 
 def _local_size(paths):

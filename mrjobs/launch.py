@@ -1,0 +1,302 @@
+"""How a job is launched and how it ends, whatever ends it.
+
+* :func:`refuse_overlap` -- an ``--output-dir`` that is, holds or lies inside
+  one of the job's input paths is refused before anything is written or
+  removed (local paths resolved, URIs compared by scheme, authority and path).
+* :class:`OutputCommitter` -- on the inline and local runners the last step
+  writes to a hidden directory beside ``--output-dir``; only a job that
+  succeeded moves it into place, with an empty ``_SUCCESS`` file as Hadoop's
+  committer writes.  A failed or interrupted run leaves ``--output-dir`` as
+  it was.
+* :class:`TaskGuard` -- task processes of the local runner end with their
+  launcher: the launcher holds a POSIX record lock (``fcntl.lockf``: not
+  inherited by ``fork``, released by the kernel whenever the launcher's
+  process ends, even by ``kill -9``); a thread in each task tries the lock
+  every half second and ends the task once it can take it.  On an orderly
+  end (Ctrl-C, a failed step) the launcher also stops the tasks it knows by
+  the pid files they leave, and waits for them before temporary files go.
+"""
+import fnmatch
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from urllib.parse import urlsplit
+
+__all__ = ["refuse_overlap", "OutputCommitter", "TaskGuard", "watch_launcher",
+           "check_task_python", "tree_bytes", "OverlapError"]
+
+_GLOB = re.compile(r"[*?\[]")
+
+#: environment of a local runner's tasks: the launcher's lock file
+LOCK_ENV = "MRSPARSE_LAUNCHER_LOCK"
+#: seconds between a task's looks at its launcher's lock
+WATCH_EVERY = 0.5
+
+
+class OverlapError(ValueError):
+    """An output directory that would overwrite or swallow an input."""
+
+
+# -- output apart from the inputs ----------------------------------------------
+
+def _is_local(path):
+    scheme = urlsplit(path).scheme
+    return scheme in ("", "file") or len(scheme) == 1  # a Windows drive letter
+
+
+def _local_path(path):
+    """A local path or ``file:`` URI as a plain path (``file://x`` -- as mrjob
+    writes a relative path -- is ``x``)."""
+    if not path.startswith("file:"):
+        return path
+    parts = urlsplit(path)
+    if parts.netloc and parts.netloc != "localhost":
+        return parts.netloc + parts.path
+    return parts.path or "/"
+
+
+def _resolve_local(path):
+    """Absolute, symlinks resolved, as far as the path has no glob characters."""
+    parts = os.path.abspath(_local_path(path)).split(os.sep)
+    for i, part in enumerate(parts):
+        if _GLOB.search(part):
+            head = os.path.realpath(os.sep.join(parts[:i]) or os.sep)
+            return os.path.join(head, *parts[i:])
+    return os.path.realpath(os.sep.join(parts))
+
+
+def _key(path):
+    """(scheme, authority, path components) of a path or URI."""
+    if _is_local(path):
+        return "file", "", [c for c in _resolve_local(path).split(os.sep) if c]
+    parts = urlsplit(path)
+    norm = os.path.normpath(parts.path or "/").replace(os.sep, "/")
+    return parts.scheme.lower(), parts.netloc, [c for c in norm.split("/") if c]
+
+
+def _relation(out, inp):
+    """How the output ``out`` stands to the input ``inp`` (which may be a
+    glob): "is", "holds", "lies inside" or None."""
+    o_scheme, o_auth, o = _key(out)
+    i_scheme, i_auth, i = _key(inp)
+    if o_scheme != i_scheme or (o_auth and i_auth and o_auth != i_auth):
+        return None
+    if not all(fnmatch.fnmatchcase(a, b) for a, b in zip(o, i)):
+        return None
+    return "is" if len(o) == len(i) else "holds" if len(o) < len(i) else "lies inside"
+
+
+def refuse_overlap(output_dir, inputs):
+    """Raise :class:`OverlapError` if ``output_dir`` is, holds or lies inside
+    one of ``inputs`` (``(option, path)`` pairs; ``option`` names where the
+    path came from, e.g. ``"the input"`` or ``"--queries"``).
+
+    >>> refuse_overlap("/data", [("the input", "/data/in.jsonl")])
+    Traceback (most recent call last):
+    ...
+    mrjobs.launch.OverlapError: --output-dir /data holds the input /data/in.jsonl: ...
+    >>> refuse_overlap("hdfs:///out", [("the input", "hdfs://nn:8020/data/*.jsonl")])
+    """
+    if not output_dir:
+        return
+    for option, path in inputs:
+        if path == "-":
+            continue
+        candidates = [path]
+        if _is_local(path):  # what the glob finds, symlinks resolved
+            import glob
+            candidates += [os.path.realpath(m) for m in glob.glob(_local_path(path))]
+        for candidate in candidates:
+            rel = _relation(output_dir, candidate)
+            if rel:
+                raise OverlapError(
+                    "--output-dir %s %s %s %s: the job would write its output over its "
+                    "own input (and --overwrite-output would remove it). Choose an output "
+                    "directory apart from every input" % (output_dir, rel, option, path))
+
+
+# -- the output committer ------------------------------------------------------
+
+class OutputCommitter:
+    """Writes the last step beside ``output_dir`` and moves it into place.
+
+    Parameters
+    ----------
+    output_dir : str
+        The local ``--output-dir`` (a path or ``file:`` URI).
+    overwrite : bool
+        Replace a non-empty directory (only at :meth:`commit`).
+    """
+
+    def __init__(self, output_dir, overwrite=False):
+        self.final = os.path.abspath(_local_path(output_dir))
+        parent, name = os.path.split(self.final.rstrip(os.sep))
+        self.tmp = os.path.join(parent, ".%s.mrsparse-incomplete-%s" % (name, uuid.uuid4().hex[:8]))
+        self.overwrite = overwrite
+
+    def commit(self):
+        """Write ``_SUCCESS`` and move the output into place (replacing the old
+        one only now, under ``--overwrite-output``)."""
+        os.makedirs(self.tmp, exist_ok=True)  # a job with no output lines
+        open(os.path.join(self.tmp, "_SUCCESS"), "wb").close()
+        old = None
+        if os.path.isdir(self.final):
+            if os.listdir(self.final):
+                old = self.tmp.replace("-incomplete-", "-replaced-")
+                os.rename(self.final, old)
+            else:
+                os.rmdir(self.final)
+        os.rename(self.tmp, self.final)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def abort(self):
+        """Remove what an unfinished run wrote."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# -- task processes end with their launcher ------------------------------------
+
+class TaskGuard:
+    """The launcher's side: a held lock, and the tasks' pid files.
+
+    Use as a context manager around the run; :attr:`env` goes into the
+    tasks' environment (mrjob's ``cmdenv``).
+    """
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="mrsparse-tasks-")
+        self.lock = os.path.join(self.dir, "launcher.lock")
+        self._fd = None
+        self.env = {}
+        try:
+            import fcntl
+        except ImportError:  # no POSIX locks (Windows): tasks go unwatched
+            return
+        self._fd = os.open(self.lock, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.lockf(self._fd, fcntl.LOCK_EX)
+        self.env = {LOCK_ENV: self.lock}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def pids(self):
+        return [int(f) for f in os.listdir(self.dir) if f.isdigit()]
+
+    def stop(self, patience=30.0):
+        """End every task still running (SIGTERM, then SIGKILL after
+        ``patience`` seconds), release the lock, remove the pid files."""
+        if not os.path.isdir(self.dir):
+            return
+        if self._fd is not None:
+            os.close(self._fd)  # releases the lock: watching tasks end themselves
+            self._fd = None
+        pids = self.pids()
+        for pid in pids:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + patience
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            pids = [p for p in pids if _alive(p)]
+        for pid in pids:
+            _signal(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _signal(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def watch_launcher():
+    """In a task process of the local runner: leave a pid file for the
+    launcher, and end this process once the launcher's lock is free (the
+    launcher ended, however).  Does nothing elsewhere.  Returns a function
+    that removes the pid file."""
+    lock = os.environ.get(LOCK_ENV)
+    if not lock:
+        return lambda: None
+    import fcntl
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:  # the launcher already cleaned up
+        os._exit(1)
+    pid_file = os.path.join(os.path.dirname(lock), str(os.getpid()))
+    try:
+        open(pid_file, "w").close()
+    except OSError:
+        pid_file = None
+
+    def watch():
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:  # held: the launcher lives
+                time.sleep(WATCH_EVERY)
+                continue
+            os._exit(1)
+
+    threading.Thread(target=watch, name="mrsparse-launcher-watch", daemon=True).start()
+
+    def done():
+        if pid_file:
+            try:
+                os.remove(pid_file)
+            except OSError:
+                pass
+    return done
+
+
+# -- the task Python -----------------------------------------------------------
+
+def check_task_python(python_bin, modules):
+    """An error message if the interpreter ``python_bin`` (a command list)
+    cannot import ``modules``, else None."""
+    code = "import %s" % ", ".join(modules)
+    try:
+        proc = subprocess.run(list(python_bin) + ["-c", code], capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL)
+    except OSError as e:
+        return "the task Python %s does not run (%s)" % (" ".join(python_bin), e)
+    if proc.returncode == 0:
+        return None
+    last = (proc.stderr.strip().splitlines() or ["exit status %d" % proc.returncode])[-1]
+    return ("the task Python %s cannot import %s (%s): install %s in the task Python "
+            "(--python-bin / --task-python-bin)" % (" ".join(python_bin), ", ".join(modules),
+                                                    last, " and ".join(
+                                                        sorted({m.split(".")[0] for m in modules}))))
+
+
+def tree_bytes(path):
+    """Bytes of the files under ``path`` (0 if there is none)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
