@@ -181,7 +181,8 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
                 # mrjob uploads local files (hadoop, emr, dataproc), only the
                 # file name survives
                 absolute = os.path.abspath(o.queries)
-                self._queries_given = o.queries
+                if not hasattr(self, "_queries_given"):  # (this runs more than once)
+                    self._queries_given = o.queries
                 by_name = self._runner_class().alias not in ("inline", "local", "spark")
                 extra = list(kwargs["extra_args"])
                 extra[extra.index("--queries") + 1] = absolute

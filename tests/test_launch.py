@@ -149,4 +149,4 @@ def test_missing_queries_path_is_one_line(tmp_path):
     write_lines(path, LINES)
     proc = launch(str(path), "--queries", str(tmp_path / "nope.jsonl"))
     assert_no_traceback(proc)
-    assert "input path %s does not exist" % (tmp_path / "nope.jsonl") in proc.stderr
+    assert "--queries path %s does not exist" % (tmp_path / "nope.jsonl") in proc.stderr
