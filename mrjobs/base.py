@@ -145,6 +145,9 @@ class SparseJob(MRJob):
         guard = getattr(self, "_guard", None)
         if guard and guard.env:
             kwargs["cmdenv"] = dict(kwargs.get("cmdenv") or {}, **guard.env)
+        if alias in ("inline", "local"):
+            # where relative input paths start from (for a --strict line number)
+            kwargs["cmdenv"] = dict(kwargs.get("cmdenv") or {}, **{LAUNCH_DIR: os.getcwd()})
         if alias in ("inline", "local") and not kwargs.get("cleanup_on_failure"):
             # mrjob keeps a failed run's temporary files for its logs; ours
             # gives the task's error as it fails, and leaves nothing behind
@@ -492,6 +495,9 @@ class _task_errors:
         return None
 
 
+#: environment of the inline and local runners' tasks: the launcher's directory
+LAUNCH_DIR = "MRSPARSE_LAUNCH_DIR"
+
 #: how a task's own error line starts (found in its stderr by the launcher)
 TASK_FAILED = "mrsparse: task failed: "
 
@@ -539,7 +545,7 @@ def _where(line_in_task):
     if start == 0:
         return "%s, line %d" % (path, line_in_task)
     try:
-        with open(path, "rb") as f:
+        with open(os.path.join(os.environ.get(LAUNCH_DIR, ""), path), "rb") as f:
             before = sum(chunk.count(b"\n") for chunk in _chunks(f, start))
         return "%s, line %d" % (path, before + line_in_task)
     except OSError:

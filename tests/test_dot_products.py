@@ -201,7 +201,7 @@ def test_bad_input_counted_and_skipped():
 def test_strict_names_file_and_line(tmp_path):
     path = tmp_path / "corpus.jsonl"
     write_lines(path, LINES[:3] + ["garbage here"])
-    with pytest.raises(ValueError, match=r"corpus\.jsonl, line \d+ of this task's input split: malformed line.*garbage here"):
+    with pytest.raises(ValueError, match=r"corpus\.jsonl, line \d+: malformed line.*garbage here"):
         run_job(MRSparseDotProducts, None, ["--strict"], input_paths=[str(path)])
 
 

@@ -263,7 +263,7 @@ def test_kill_9_of_the_launcher_leaves_no_task_and_no_output(tmp_path):
 @pytest.mark.parametrize("to", ["process-group", "launcher"])
 def test_ctrl_c_of_a_local_run_is_one_line_and_leaves_nothing(tmp_path, to):
     path = corpus_file(tmp_path)
-    proc = start(tmp_path, path, "-r", "local", "-o", tmp_path / "out", stall="1:mapper",
+    proc = start(tmp_path, path, "-r", "local", "-o", tmp_path / "out", stall="1:reducer",
                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                  start_new_session=True)
     try:

@@ -140,7 +140,7 @@ def test_jobs_count_and_skip_non_object_features(job, tmp_path):
         assert dict(result.output) == {F1: {A: 2.0, B: 2.0}}
     path = tmp_path / "in.jsonl"
     write_lines(path, good + bad_lines[2:])
-    with pytest.raises(InputError, match=r"in\.jsonl, line \d+ of this task's input split: malformed line: "
+    with pytest.raises(InputError, match=r"in\.jsonl, line \d+: malformed line: "
                                          r'"features" must be a JSON object'):
         run_job(job, None, ["--strict"], input_paths=[str(path)])
 
