@@ -224,6 +224,7 @@ class SparseJob(MRJob):
                     tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
                     run.before = sum(tree_bytes(d) for d in tmp_dirs if d)
         finally:
+            self._end_tasks()  # also when the runner could not be made
             run.removed = run.before - sum(tree_bytes(d) for d in tmp_dirs if d)
 
     def _end_tasks(self):
@@ -247,6 +248,9 @@ class SparseJob(MRJob):
             failures.release()
             logging.getLogger("mrjob").error(str(e))
             sys.exit(1)
+        except Exception:
+            failures.release()  # whatever mrjob said about it
+            raise
         finally:
             if monitor:
                 monitor.stop()
