@@ -42,7 +42,7 @@ from mrcodecs import ID_DTYPE
 
 from .kernels import sort_sum
 
-__all__ = ["InputError", "parse_vector", "merge_weights", "FORMATS", "BAD_LINE", "BAD_ID",
+__all__ = ["InputError", "parse_vector", "FORMATS", "BAD_LINE", "BAD_ID",
            "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_KINDS", "FLOAT32_MAX"]
 
 FORMATS = ("auto", "json", "tsv")

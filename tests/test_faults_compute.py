@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mrcodecs import DecodeError, ID_DTYPE
-from mrcodecs.jobwire import Block, JobProtocol, block_pair_key, decode_block
+from mrcodecs.jobwire import Block, JobProtocol, block_pair_key
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.parsing import InputError
 from mrjobs.testing import run_job, write_lines
