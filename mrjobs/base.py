@@ -9,6 +9,7 @@ strategies of the dot-products job).
 """
 import argparse
 import codecs
+import functools
 import glob
 import logging
 import math
@@ -24,7 +25,8 @@ from mrjob.protocol import BytesValueProtocol
 from mrjob.step import StepFailedException
 from mrjob.util import log_to_null, log_to_stream
 
-from .counters import DFCUT, INPUT, SKIPPED, WORK, Counters, run_report
+from .counters import (DFCUT, DUPLICATE_FEATURE, EMPTY_VECTOR, INPUT, SKIPPED, VECTORS_READ,
+                       ZERO_WEIGHT, Counters, run_report)
 from .faults import task_hooks
 from .launch import (OutputCommitter, OverlapError, TaskGuard, check_task_python,
                      refuse_overlap, tree_bytes, watch_launcher)
@@ -33,8 +35,7 @@ from .kernels import sort_sum
 from .parsing import BAD_WEIGHT, FORMATS, InputError, parse_vector
 from .shipping import package_zip
 
-__all__ = ["SparseJob", "JobError", "INPUT", "DFCUT", "WORK", "SKIPPED", "package_zip",
-           "run_report"]
+__all__ = ["SparseJob", "JobError"]
 
 log = logging.getLogger(__name__)
 
@@ -343,7 +344,7 @@ class SparseJob(MRJob):
         for step in counters or ():
             for name, n in step.get(INPUT, {}).items():
                 total[name] = total.get(name, 0) + n
-        if total.get("vectors read"):
+        if total.get(VECTORS_READ):
             return
         skipped = sum(total.get(name, 0) for name in SKIPPED)
         raise JobError("not one vector could be read from the input (%d line(s) skipped as "
@@ -366,8 +367,14 @@ class SparseJob(MRJob):
 
     # -- task side: input ----------------------------------------------------
 
+    @functools.cached_property
+    def counts(self):
+        """The task's :class:`~mrjobs.counters.Counters` (one object for the
+        job's life; :meth:`_task_init` empties it)."""
+        return Counters()
+
     def _task_init(self):
-        self.counts = Counters()
+        self.counts.clear()
         self._lines = 0
 
     def _read_input(self):
@@ -411,16 +418,16 @@ class SparseJob(MRJob):
         if parsed is None:
             return None
         doc, ids, w = parsed
-        self.counts.add(INPUT, "vectors read")
+        self.counts.add(INPUT, VECTORS_READ)
         ids, w, _, merged = sort_sum(ids, w)
         if merged:
-            self.counts.add(INPUT, "duplicate feature (weights summed)", merged)
+            self.counts.add(INPUT, DUPLICATE_FEATURE, merged)
         zero = w == 0.0
         if zero.any():
-            self.counts.add(INPUT, "zero weight (entry dropped)", int(zero.sum()))
+            self.counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
             ids, w = ids[~zero], w[~zero]
         if not ids.shape[0]:
-            self.counts.add(INPUT, "empty vector (kept; no neighbours)")
+            self.counts.add(INPUT, EMPTY_VECTOR)
         return doc, ids, w
 
     @staticmethod

@@ -1,4 +1,5 @@
-"""Bounded in-task combining buffers of the jobs.
+"""Bounded in-task combining buffers of the jobs (the blocks strategy's own,
+:class:`~mrjobs.blocking.BlockBuffer`, is with the blocking scheme).
 
 Each buffer takes whole records, holds at most ``limit`` entries (plus the
 record that crossed the limit) and, when flushed, yields ``(key, value)``
@@ -6,27 +7,15 @@ pairs grouped by their destination key, so that a task writes one record per
 key per flush instead of one per entry.  Nothing here loops over entries in
 Python.
 """
-import zlib
-
 import numpy as np
 
 from mrcodecs import ID_DTYPE
-from mrcodecs.jobwire import Block, Stripe, block_pair_key
+from mrcodecs.jobwire import Stripe
 
-from .counters import WORK
+from .counters import STRIPE_ENTRIES_COMBINED, STRIPE_ENTRIES_EMITTED, WORK
 from .kernels import group_starts, sort_sum, top_k_groups
 
-__all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "BlockBuffer", "block_of",
-           "by_family"]
-
-
-def by_family(records):
-    """``(query, [records])`` for each family among a key's records (corpus
-    first, then queries): under ``--queries`` a vector id may be in both."""
-    families = {}
-    for r in records:
-        families.setdefault(bool(r.query), []).append(r)
-    return sorted(families.items(), key=lambda kv: kv[0])
+__all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer"]
 
 
 class PostingBuffer:
@@ -125,8 +114,8 @@ class StripeBuffer:
                 merged += m
             emitted += ids.shape[0]
             yield doc, Stripe(ids, values.astype(dtype, copy=False), stats, self_stat)
-        counts.add(WORK, "stripe entries emitted", emitted)
-        counts.add(WORK, "stripe entries combined away", merged)
+        counts.add(WORK, STRIPE_ENTRIES_EMITTED, emitted)
+        counts.add(WORK, STRIPE_ENTRIES_COMBINED, merged)
 
 
 class RegroupBuffer:
@@ -182,77 +171,3 @@ class RegroupBuffer:
         for s, e in zip(starts.tolist(), ends):
             yield raw[16 * s:16 * s + 16], Stripe(
                 frm[s:e], values[s:e], None, None if stats is None else float(stats[s]), query)
-
-
-def block_of(doc, blocks):
-    """The block of a vector: a stable function of its 16 UUID bytes (CRC-32,
-    so that sequential and random UUIDs both spread evenly).
-
-    >>> block_of(bytes(16), 4), block_of(bytes(range(16)), 4)
-    (1, 0)
-    """
-    return zlib.crc32(doc) % blocks
-
-
-class BlockBuffer:
-    """Combining of whole vectors into block fragments (blocks strategy).
-
-    Vectors are added whole, with their family (0: the rows of a pair --
-    every vector of a self-join, or the queries; 1: the corpus under
-    ``--queries``).  A flush groups them by block and emits one
-    :class:`~mrcodecs.jobwire.Block` per block and block pair it belongs to:
-    for a self-join, vector block ``b`` goes to the pairs ``(min(b, c),
-    max(b, c))`` for every block ``c`` (side 1 when ``b`` is the pair's second
-    block); under ``--queries``, query block ``q`` goes to ``(q, c)`` for every
-    corpus block ``c`` as side 0 and corpus block ``c`` to every ``(q, c)`` as
-    side 1.  Memory: at most ``limit`` entries plus one vector (each fragment
-    is encoded once per pair it is sent to, not copied).
-    """
-
-    def __init__(self, limit, dtype, blocks, query_blocks=None):
-        self.limit = limit
-        self.dtype = dtype
-        self.blocks = blocks
-        self.query_blocks = query_blocks  # None: self-join
-        self.clear()
-
-    def clear(self):
-        self.vectors = {}  # (family, block) -> [docs, lengths, feats, weights, stats]
-        self.n = 0
-
-    def add(self, doc, family, ids, weights, stat):
-        """Add one vector; True when the buffer should be flushed."""
-        nb = self.blocks if family or self.query_blocks is None else self.query_blocks
-        key = (family, block_of(doc, nb))
-        parts = self.vectors.get(key)
-        if parts is None:
-            parts = self.vectors[key] = ([], [], [], [], [])
-        parts[0].append(doc)
-        parts[1].append(ids.shape[0])
-        parts[2].append(ids)
-        parts[3].append(weights)
-        parts[4].append(stat)
-        self.n += ids.shape[0]
-        return self.n >= self.limit
-
-    def flush(self, counts):
-        vectors = self.vectors
-        self.clear()
-        sent = 0
-        for (family, b), (docs, lengths, feats, weights, stats) in sorted(vectors.items()):
-            ids = np.frombuffer(b"".join(docs), ID_DTYPE)
-            lengths = np.array(lengths, np.uint32)
-            feats = np.concatenate(feats)
-            weights = np.concatenate(weights).astype(self.dtype, copy=False)
-            stats = None if stats[0] is None else np.array(stats, np.float64)
-            if self.query_blocks is None:
-                pairs = [(min(b, c), max(b, c)) for c in range(self.blocks)]
-            elif family == 0:
-                pairs = [(b, c) for c in range(self.blocks)]
-            else:
-                pairs = [(q, b) for q in range(self.query_blocks)]
-            for i, j in pairs:
-                side = 1 if (family == 1 or (b == j and i != j)) else 0
-                yield block_pair_key(i, j), Block(ids, lengths, feats, weights, stats, side)
-            sent += feats.shape[0] * len(pairs)
-        counts.add(WORK, "block entries sent", sent)

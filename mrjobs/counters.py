@@ -15,13 +15,39 @@ DFCUT = "mrsparse df-cut"
 #: counter group of the work done (for benchmarks)
 WORK = "mrsparse work"
 
-#: counters of what was read (not notes about the input)
-READ = ("vectors read", "query vectors read")
 
 #: counters that mean a line was skipped
 SKIPPED = ("malformed line", "id not a UUID", "weight not a number",
            "weight not a finite number", "weight beyond float32 range (--float32)",
            "summed weight not a finite number")
+
+# The counter names: each written here once, used by name everywhere else.
+# group INPUT
+VECTORS_READ = "vectors read"
+QUERY_VECTORS_READ = "query vectors read"
+DUPLICATE_FEATURE = "duplicate feature (weights summed)"
+DUPLICATE_VECTOR_LINES = "duplicate vector id (lines merged)"
+DUPLICATE_VECTOR_POSTINGS = "duplicate vector id (weights summed)"
+EMPTY_VECTOR = "empty vector (kept; no neighbours)"
+ZERO_WEIGHT = "zero weight (entry dropped)"
+NOT_SCORABLE = ("vector not scorable by the measure (skipped; e.g. constant weights for "
+                "pearson)")
+#: counters of what was read (not notes about the input)
+READ = (VECTORS_READ, QUERY_VECTORS_READ)
+# group DFCUT
+FEATURES_DROPPED = "features dropped"
+POSTINGS_DROPPED = "postings dropped"
+PRODUCTS_DROPPED = "partial products dropped"
+# group WORK
+PAIRS_SCORED = "pairs scored"
+PAIRS_NOT_FINITE = "pairs dropped: score not a finite number"
+PAIRS_BELOW_THRESHOLD = "pairs below threshold"
+PARTIAL_PRODUCTS = "partial products"
+STRIPE_ENTRIES_EMITTED = "stripe entries emitted"
+STRIPE_ENTRIES_COMBINED = "stripe entries combined away"
+BLOCK_ENTRIES_SENT = "block entries sent"
+BLOCK_PAIRS = "block pairs"
+PRODUCTS_COMPUTED = "products computed"
 
 
 class Counters(dict):
@@ -58,12 +84,12 @@ def run_report(step_counters):
     if repaired:
         lines.append("mrsparse: input notes: " + ", ".join("%s: %s" % (k, _n(v))
                                                             for k, v in repaired))
-    if total.get((DFCUT, "features dropped")):
+    if total.get((DFCUT, FEATURES_DROPPED)):
         lines.append("mrsparse: --max-df dropped %s feature(s), %s posting(s), %s partial "
                      "product(s); results are approximate" % (
-                         _n(total[(DFCUT, "features dropped")]),
-                         _n(total.get((DFCUT, "postings dropped"), 0)),
-                         _n(total.get((DFCUT, "partial products dropped"), 0))))
+                         _n(total[(DFCUT, FEATURES_DROPPED)]),
+                         _n(total.get((DFCUT, POSTINGS_DROPPED), 0)),
+                         _n(total.get((DFCUT, PRODUCTS_DROPPED), 0))))
     return "\n".join(lines)
 
 

@@ -42,12 +42,14 @@ from mrcodecs.jobwire import Stripe
 from mrjobs.base import JobError, SparseJob, at_least, finite_float
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, BlocksStrategy,
                            estimate_blocks, pair_memory_bytes)
-from mrjobs.buffers import by_family
-from mrjobs.counters import INPUT, WORK
-from mrjobs.index import IndexSteps
+from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_VECTORS_READ,
+                             ZERO_WEIGHT)
+from mrjobs.index import PostingAssembler
 from mrjobs.kernels import group_starts, top_k_order
-from mrjobs.measures import MEASURES, get as get_measure, help_text, prepare_rows, score
+from mrjobs.measures import MEASURES, get as get_measure, help_text, prepare_rows
 from mrjobs.parsing import BAD_SUM, InputError, weight_limit
+from mrjobs.scoring import Scorer
+from mrjobs.strategy import Context, by_family
 from mrjobs.stripes import StripesStrategy
 
 __all__ = ["MRSparseDotProducts"]
@@ -62,7 +64,7 @@ STRATEGIES = {"blocks": BlocksStrategy, "stripes": StripesStrategy}
 MAX_BLOCKS = 10000
 
 
-class MRSparseDotProducts(IndexSteps, SparseJob):
+class MRSparseDotProducts(SparseJob):
     """Dot products (or a similarity) of all pairs of vectors sharing a feature.
 
     See the module docstring for the steps, :mod:`mrjobs.blocks` and
@@ -164,10 +166,21 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
 
     @property
     def strategy(self):
+        """The ``--strategy`` (a :class:`mrjobs.strategy.Strategy`), built on
+        the job's :class:`~mrjobs.strategy.Context`."""
         s = getattr(self, "_strategy", None)
         if s is None or s.name != self.options.strategy:
-            s = self._strategy = STRATEGIES[self.options.strategy](self)
+            s = self._strategy = STRATEGIES[self.options.strategy](self._context())
         return s
+
+    def _context(self):
+        o = self.options
+        return Context(
+            scorer=Scorer(o.measure, self.counts, o.threshold, o.num_features, o.float32),
+            counts=self.counts, postings=PostingAssembler(o.max_df, self.counts, self.pairs_of),
+            wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
+            include_self=o.include_self, queries=bool(o.queries), max_df=o.max_df,
+            blocks=o.blocks)
 
     # -- launching ---------------------------------------------------------
 
@@ -235,42 +248,24 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
                          reducer_final=self.reducer_vectors_final)
         rows = MRStep(reducer_init=self._task_init, reducer=self.reducer_rows,
                       reducer_final=self._task_final)
-        return [vectors] + self.strategy.steps() + [rows]
+        return [vectors] + [self._task_step(s) for s in self.strategy.steps()] + [rows]
+
+    def _task_step(self, step):
+        """The MRStep of a strategy's :class:`~mrjobs.strategy.Step`: its init
+        and final wrapped with the task's (counters in, counters out)."""
+        def init():
+            self._task_init()
+            if step.init is not None:
+                step.init()
+
+        def final():
+            if step.final is not None:
+                yield from step.final()
+            self._task_final()
+
+        return MRStep(reducer_init=init, reducer=step.reducer, reducer_final=final)
 
     # -- the vectors step ----------------------------------------------------
-
-    def scores(self, dots, stats_a, stats_b):
-        """Scores of pairs from their dot products and the two vectors' statistics."""
-        try:
-            return score(self.options.measure, dots, stats_a, stats_b,
-                         n_features=self.options.num_features)
-        except ValueError as e:
-            if self.options.num_features is not None:
-                raise ValueError("%s (is --num-features %d the number of distinct features "
-                                 "of the corpus?)" % (e, self.options.num_features)) from None
-            raise
-
-    def keep_scores(self, scores):
-        """Mask of the scores to keep (finite, ``>= --threshold``), or None to
-        keep all; what is dropped is counted.  Under ``--float32`` a score
-        beyond float32's range is not a finite number either."""
-        if self.options.float32:
-            keep = np.abs(scores) <= weight_limit(True)
-        else:
-            keep = np.isfinite(scores)
-        if not keep.all():
-            self.counts.add(WORK, "pairs dropped: score not a finite number",
-                            int((~keep).sum()))
-        else:
-            keep = None
-        t = self.options.threshold
-        if t is not None:
-            above = scores >= t
-            if not above.all():
-                self.counts.add(WORK, "pairs below threshold",
-                                int((~above).sum() if keep is None else (~above & keep).sum()))
-                keep = above if keep is None else keep & above
-        return keep
 
     def is_query_input(self):
         q = self.options.queries
@@ -303,7 +298,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
             return
         doc, ids, w = vec
         if self._query:
-            self.counts.add(INPUT, "query vectors read")
+            self.counts.add(INPUT, QUERY_VECTORS_READ)
         if ids.shape[0]:
             yield doc, Stripe(ids, w.astype(self.wire_dtype, copy=False), query=self._query)
 
@@ -338,8 +333,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         measure = get_measure(self.options.measure)
         valid = np.ones(len(batch), bool) if stats is None else measure.valid(stats)
         if not valid.all():
-            self.counts.add(INPUT, "vector not scorable by the measure (skipped; e.g. "
-                            "constant weights for pearson)", int((~valid).sum()))
+            self.counts.add(INPUT, NOT_SCORABLE, int((~valid).sum()))
         ends = np.cumsum(lengths).tolist()
         starts = [0] + ends[:-1]
         stats_l = None if stats is None else stats.tolist()
@@ -359,7 +353,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
         feature summed in a canonical order (by feature, then weight).  When a
         sum goes beyond the range of the weights, the vector's lines are
         counted as bad input and skipped (refused under ``--strict``)."""
-        self.counts.add(INPUT, "duplicate vector id (lines merged)", len(parts) - 1)
+        self.counts.add(INPUT, DUPLICATE_VECTOR_LINES, len(parts) - 1)
         ids = np.concatenate([p.ids for p in parts])
         w = np.concatenate([p.values for p in parts]).astype(np.float64)
         order = np.lexsort((w, ids))
@@ -381,7 +375,7 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
             return ids[:0], w[:0]
         zero = w == 0.0
         if zero.any():
-            self.counts.add(INPUT, "zero weight (entry dropped)", int(zero.sum()))
+            self.counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
             ids, w = ids[~zero], w[~zero]
         return ids, w
 
@@ -393,13 +387,15 @@ class MRSparseDotProducts(IndexSteps, SparseJob):
     def _check_something_was_read(self, counters):
         super()._check_something_was_read(counters)
         q = self.options.queries
-        if q and not sum(step.get(INPUT, {}).get("query vectors read", 0)
+        if q and not sum(step.get(INPUT, {}).get(QUERY_VECTORS_READ, 0)
                          for step in counters or ()):
             raise JobError("--queries %s: not one query vector could be read (the file is "
                            "empty, blank or all bad lines), so there is nothing to score"
                            % getattr(self, "_queries_given", q))
 
     def pairs_of(self, n_corpus, n_queries):
+        """Partial products a posting list of this size yields (counted when
+        the df-cut drops it)."""
         if self.options.queries:
             return n_corpus * n_queries
         n = n_corpus

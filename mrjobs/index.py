@@ -1,60 +1,57 @@
-"""The index step and the df-cut: vectors in, one posting list per feature.
+"""Posting lists from their fragments, and the df-cut.
 
-:class:`IndexSteps` is mixed into a :class:`~mrjobs.base.SparseJob`: its
-mapper reads input lines and emits posting fragments (combined in a
-:class:`~mrjobs.buffers.PostingBuffer`); :meth:`IndexSteps.assemble_postings`
-gives a reducer the whole posting list of a feature, or ``None`` when
-``--max-df`` drops it (counted in the group ``mrsparse df-cut``).
+A :class:`PostingAssembler` gives a reducer the whole posting list of a
+feature from the fragments the mappers wrote (combined in a
+:class:`~mrjobs.buffers.PostingBuffer`), or ``None`` when ``--max-df`` drops
+it (counted in the group ``mrsparse df-cut``).  The inverted index job and
+both strategies of the dot-products job use it.
 """
 import numpy as np
 
-from .buffers import PostingBuffer
-from .counters import DFCUT, INPUT
+from .counters import (DFCUT, DUPLICATE_VECTOR_POSTINGS, FEATURES_DROPPED, INPUT,
+                       POSTINGS_DROPPED, PRODUCTS_DROPPED)
 from .kernels import sort_sum
 
-__all__ = ["IndexSteps"]
+__all__ = ["PostingAssembler"]
 
 
-class IndexSteps:
-    """Mapper of the index and assembly of posting lists (a mixin)."""
+class PostingAssembler:
+    """The full posting lists of features, with the df-cut.
 
-    def prepare_vector(self, weights):
-        """Weights to index and the vector's statistic (None: no statistic)."""
-        return weights, None
+    Parameters
+    ----------
+    max_df : int or None
+        Drop a feature held by more than ``max_df`` vectors (both families).
+    counts : mrjobs.counters.Counters
+        Where drops and merged duplicates are counted.
+    pairs_of : callable
+        ``pairs_of(n_corpus, n_queries)``: the partial products a posting
+        list of that size yields (counted when it is dropped).
+    """
 
-    def is_query_input(self):
-        """True if this map task reads query vectors (see the dot products job)."""
-        return False
+    def __init__(self, max_df, counts, pairs_of):
+        self.max_df = max_df
+        self.counts = counts
+        self.pairs_of = pairs_of
 
-    def mapper_index_init(self):
-        self._task_init()
-        self._postings = PostingBuffer(self.options.buffer_entries, self.wire_dtype,
-                                       self.is_query_input())
-
-    def mapper_index(self, _, line):
-        vec = self.read_vector(line)
-        if vec is None:
-            return
-        doc, ids, w = vec
-        w, stat = self.prepare_vector(w)
-        if self._postings.add(doc, ids, w, stat):
-            yield from self._postings.flush()
-
-    def mapper_index_final(self):
-        yield from self._postings.flush()
-        self._task_final()
-
-    def assemble_postings(self, feature, fragments):
+    def __call__(self, fragments):
         """The full posting list of one feature, or None if the df-cut drops it.
 
         Returns
         -------
         (corpus, queries) or None
-            Each a tuple ``(ids, weights, stats)`` sorted by id (queries is
-            None outside ``--queries`` mode).  Memory: at most ``max_df``
-            postings are kept; beyond that they are only counted.
+            Each a tuple ``(ids, weights, stats)`` sorted by id, or None for a
+            family without postings (queries is None outside ``--queries``
+            mode).  Memory: at most ``max_df`` postings are kept; beyond that
+            they are only counted.
         """
-        max_df = self.options.max_df
+        parts = self._gather(fragments)
+        if parts is None:
+            return None
+        return self._assemble(parts[0]), self._assemble(parts[1])
+
+    def _gather(self, fragments):
+        max_df = self.max_df
         parts = ([], [])
         df = [0, 0]
         for s in fragments:
@@ -65,31 +62,25 @@ class IndexSteps:
             elif parts[0] or parts[1]:
                 parts = ([], [])  # over the cut: free what was kept
         if max_df is not None and df[0] + df[1] > max_df:
-            self.counts.add(DFCUT, "features dropped")
-            self.counts.add(DFCUT, "postings dropped", df[0] + df[1])
-            self.counts.add(DFCUT, "partial products dropped", self.pairs_of(df[0], df[1]))
+            self.counts.add(DFCUT, FEATURES_DROPPED)
+            self.counts.add(DFCUT, POSTINGS_DROPPED, df[0] + df[1])
+            self.counts.add(DFCUT, PRODUCTS_DROPPED, self.pairs_of(df[0], df[1]))
             return None
-        out = []
-        for chunks in parts:
-            if not chunks:
-                out.append(None)
-                continue
-            if len(chunks) == 1 and (len(chunks[0]) == 1 or (
-                    chunks[0].ids[1:] > chunks[0].ids[:-1]).all()):
-                # the common case on Zipfian data: a rare feature, one
-                # fragment, already sorted by the mapper
-                c = chunks[0]
-                out.append((c.ids, c.values, c.stats))
-                continue
-            ids = np.concatenate([c.ids for c in chunks])
-            w = np.concatenate([c.values for c in chunks])
-            st = None if chunks[0].stats is None else np.concatenate([c.stats for c in chunks])
-            ids, w, st, merged = sort_sum(ids, w, st)
-            if merged:
-                self.counts.add(INPUT, "duplicate vector id (weights summed)", merged)
-            out.append((ids, w, st))
-        return out[0], out[1]
+        return parts
 
-    def pairs_of(self, n_corpus, n_queries):
-        """Partial products a posting list of this size yields."""
-        return n_corpus * (n_corpus - 1) // 2
+    def _assemble(self, chunks):
+        if not chunks:
+            return None
+        if len(chunks) == 1 and (len(chunks[0]) == 1 or (
+                chunks[0].ids[1:] > chunks[0].ids[:-1]).all()):
+            # the common case on Zipfian data: a rare feature, one
+            # fragment, already sorted by the mapper
+            c = chunks[0]
+            return c.ids, c.values, c.stats
+        ids = np.concatenate([c.ids for c in chunks])
+        w = np.concatenate([c.values for c in chunks])
+        st = None if chunks[0].stats is None else np.concatenate([c.stats for c in chunks])
+        ids, w, st, merged = sort_sum(ids, w, st)
+        if merged:
+            self.counts.add(INPUT, DUPLICATE_VECTOR_POSTINGS, merged)
+        return ids, w, st

@@ -13,7 +13,7 @@ weights::
 ``--output-format compact`` writes :class:`mrcodecs.VectorProtocol` records
 (feature UUID -> SparseVector over document ids).  Input formats and the
 counters of bad input are described in :mod:`mrjobs.parsing` and
-:mod:`mrjobs.base`; the index step in :mod:`mrjobs.index`.
+:mod:`mrjobs.base`; posting lists and the df-cut in :mod:`mrjobs.index`.
 
 Memory: a mapper buffers at most ``--buffer-entries`` postings before it
 flushes them grouped by feature; a reducer holds one posting list (at most
@@ -23,12 +23,13 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.base import SparseJob
-from mrjobs.index import IndexSteps
+from mrjobs.buffers import PostingBuffer
+from mrjobs.index import PostingAssembler
 
 __all__ = ["MRInvertedIndex"]
 
 
-class MRInvertedIndex(IndexSteps, SparseJob):
+class MRInvertedIndex(SparseJob):
     """Build one posting list per feature (feature -> {document: weight})."""
 
     def steps(self):
@@ -37,11 +38,26 @@ class MRInvertedIndex(IndexSteps, SparseJob):
                        reducer_init=self._task_init, reducer=self.reducer_postings,
                        reducer_final=self._task_final)]
 
-    def pairs_of(self, n_corpus, n_queries):
-        return 0  # the index computes no products
+    def mapper_index_init(self):
+        self._task_init()
+        self._postings = PostingBuffer(self.options.buffer_entries, self.wire_dtype)
+
+    def mapper_index(self, _, line):
+        vec = self.read_vector(line)
+        if vec is None:
+            return
+        doc, ids, w = vec
+        if self._postings.add(doc, ids, w, None):
+            yield from self._postings.flush()
+
+    def mapper_index_final(self):
+        yield from self._postings.flush()
+        self._task_final()
 
     def reducer_postings(self, feature, fragments):
-        postings = self.assemble_postings(feature, fragments)
+        # the index computes no products: none are dropped with a feature
+        postings = PostingAssembler(self.options.max_df, self.counts, lambda nc, nq: 0)(
+            fragments)
         if postings is not None:
             ids, w, _ = postings[0]
             yield feature, Stripe(ids, w)

@@ -6,11 +6,7 @@ here loops over entries in Python.
 """
 import numpy as np
 
-from mrcodecs import ID_DTYPE
-
-__all__ = ["sort_sum", "group_starts", "top_k_order", "top_k_groups", "EMPTY_IDS"]
-
-EMPTY_IDS = np.empty(0, ID_DTYPE)
+__all__ = ["sort_sum", "group_starts", "top_k_order", "top_k_groups"]
 
 
 def group_starts(sorted_ids):

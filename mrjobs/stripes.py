@@ -27,39 +27,37 @@ stripes of a vector -- whenever the unmerged stripes exceed the buffer size
 (or twice the merged size) they are summed into one sorted array.
 """
 import numpy as np
-from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 
 from .buffers import PostingBuffer, RegroupBuffer, StripeBuffer
-from .counters import WORK
+from .counters import PARTIAL_PRODUCTS, WORK
 from .kernels import sort_sum, top_k_order
+from .strategy import Step
 
 __all__ = ["StripesStrategy"]
 
 
 class StripesStrategy:
-    """Steps of the stripes strategy, bound to a running job."""
+    """Steps of the stripes strategy (see :class:`mrjobs.strategy.Strategy`)."""
 
     name = "stripes"
 
-    def __init__(self, job):
-        self.job = job
+    def __init__(self, context):
+        self.ctx = context
 
     def steps(self):
         return [
-            MRStep(reducer_init=self.reducer_stripes_init, reducer=self.reducer_stripes,
-                   reducer_final=self.reducer_stripes_final),
-            MRStep(reducer_init=self.reducer_sum_init, reducer=self.reducer_sum,
-                   reducer_final=self.reducer_sum_final),
+            Step(self.reducer_stripes, self.reducer_stripes_init, self.reducer_stripes_final),
+            Step(self.reducer_sum, self.reducer_sum_init, self.reducer_sum_final),
         ]
 
     # -- fed by the vectors step ---------------------------------------------
 
     def take_init(self):
-        o = self.job.options
-        self._post = [PostingBuffer(o.buffer_entries, self.job.wire_dtype, query=False),
-                      PostingBuffer(o.buffer_entries, self.job.wire_dtype, query=True)]
+        ctx = self.ctx
+        self._post = [PostingBuffer(ctx.buffer_entries, ctx.wire_dtype, query=False),
+                      PostingBuffer(ctx.buffer_entries, ctx.wire_dtype, query=True)]
 
     def take(self, doc, query, ids, weights, stat):
         buf = self._post[1 if query else 0]
@@ -73,9 +71,7 @@ class StripesStrategy:
     # -- step: stripes ---------------------------------------------------------
 
     def reducer_stripes_init(self):
-        job = self.job
-        job._task_init()
-        self._stripes = StripeBuffer(job.options.buffer_entries, job.wire_dtype)
+        self._stripes = StripeBuffer(self.ctx.buffer_entries, self.ctx.wire_dtype)
 
     def reducer_stripes(self, feature, fragments):
         # products of finite weights may overflow to +-inf: such a pair's score
@@ -84,34 +80,39 @@ class StripesStrategy:
             yield from self._stripes_of(feature, fragments)
 
     def _stripes_of(self, feature, fragments):
-        job = self.job
-        postings = job.assemble_postings(feature, fragments)
+        postings = self.ctx.postings(fragments)
         if postings is None:
             return
         corpus, queries = postings
-        buf = self._stripes
-        if job.options.queries:
-            if corpus is None or queries is None:
-                return
-            cids, cw, cstats = corpus
-            qids, qw, qstats = queries
-            raw = qids.tobytes()
-            products = 0
-            for p in range(qids.shape[0]):
-                products += cids.shape[0]
-                if buf.add(raw[16 * p:16 * p + 16],
-                           None if qstats is None else float(qstats[p]),
-                           cids, cw * qw[p], cstats):
-                    yield from buf.flush(job.counts)
-            job.counts.add(WORK, "partial products", products)
-            return
-        if corpus is None:
-            return
+        if self.ctx.queries:
+            if corpus is not None and queries is not None:
+                yield from self._query_stripes(corpus, queries)
+        elif corpus is not None:
+            yield from self._self_stripes(corpus)
+
+    def _query_stripes(self, corpus, queries):
+        """Each query's products with every corpus vector of the posting list."""
+        buf, counts = self._stripes, self.ctx.counts
+        cids, cw, cstats = corpus
+        qids, qw, qstats = queries
+        raw = qids.tobytes()
+        products = 0
+        for p in range(qids.shape[0]):
+            products += cids.shape[0]
+            if buf.add(raw[16 * p:16 * p + 16],
+                       None if qstats is None else float(qstats[p]),
+                       cids, cw * qw[p], cstats):
+                yield from buf.flush(counts)
+        counts.add(WORK, PARTIAL_PRODUCTS, products)
+
+    def _self_stripes(self, corpus):
+        """Each vector's products with the vectors after it in the posting list."""
+        buf, counts = self._stripes, self.ctx.counts
         ids, w, stats = corpus
         w = w.astype(np.float64, copy=False)
         n = ids.shape[0]
         raw = ids.tobytes()
-        skip = 0 if job.options.include_self else 1
+        skip = 0 if self.ctx.include_self else 1
         products = 0
         for p in range(n - skip):
             lo = p + skip
@@ -119,20 +120,17 @@ class StripesStrategy:
             if buf.add(raw[16 * p:16 * p + 16],
                        None if stats is None else float(stats[p]),
                        ids[lo:], w[lo:] * w[p], None if stats is None else stats[lo:]):
-                yield from buf.flush(job.counts)
-        job.counts.add(WORK, "partial products", products)
+                yield from buf.flush(counts)
+        counts.add(WORK, PARTIAL_PRODUCTS, products)
 
     def reducer_stripes_final(self):
-        yield from self._stripes.flush(self.job.counts)
-        self.job._task_final()
+        yield from self._stripes.flush(self.ctx.counts)
 
     # -- step: sum -------------------------------------------------------------
 
     def reducer_sum_init(self):
-        job = self.job
-        job._task_init()
-        self._mirror = RegroupBuffer(job.options.buffer_entries, job.wire_dtype,
-                                     job.options.top_k)
+        self._mirror = RegroupBuffer(self.ctx.buffer_entries, self.ctx.wire_dtype,
+                                     self.ctx.top_k)
 
     @staticmethod
     def _merge(chunks):
@@ -150,10 +148,10 @@ class StripesStrategy:
             None if chunks[0][2] is None else np.concatenate([c[2] for c in chunks]))
         return ids, values, stats
 
-    def reducer_sum(self, doc, stripes):
-        job = self.job
-        o = job.options
-        limit = o.buffer_entries
+    def _summed(self, stripes):
+        """``(ids, dots, stats, self_stat)`` of a vector's partial stripes
+        summed, or None without stripes."""
+        limit = self.ctx.buffer_entries
         chunks = []
         pending = 0
         merged_size = 0
@@ -169,38 +167,43 @@ class StripesStrategy:
                 chunks = [self._merge(chunks)]
                 merged_size = pending = chunks[0][0].shape[0]
         if not chunks:
+            return None
+        return self._merge(chunks) + (self_stat,)
+
+    def reducer_sum(self, doc, stripes):
+        ctx = self.ctx
+        summed = self._summed(stripes)
+        if summed is None:
             return
-        ids, dots, stats = self._merge(chunks)
-        if o.queries:
+        ids, dots, stats, self_stat = summed
+        if ctx.queries:
             # a query is never its own neighbour, even when the corpus holds its id
             others = ids != doc
             if not others.all():
                 ids, dots = ids[others], dots[others]
                 stats = None if stats is None else stats[others]
-        scores = job.scores(dots, self_stat, stats)
-        job.counts.add(WORK, "pairs scored", scores.shape[0])
-        keep = job.keep_scores(scores)
+        scores = ctx.scorer.score(dots, self_stat, stats)
+        keep = ctx.scorer.keep(scores)
         if keep is not None:
             ids, scores = ids[keep], scores[keep]
         if not ids.shape[0]:
             return
-        if o.queries:
-            order = top_k_order(ids, scores, o.top_k)
+        if ctx.queries:
+            order = top_k_order(ids, scores, ctx.top_k)
             yield doc, Stripe(ids[order], scores[order])
             return
         # the row: neighbours with larger ids (and doc itself with --include-self)
         row_ids, row_scores = ids, scores
-        if o.top_k is not None and ids.shape[0] > o.top_k:
-            order = top_k_order(ids, scores, o.top_k)
+        if ctx.top_k is not None and ids.shape[0] > ctx.top_k:
+            order = top_k_order(ids, scores, ctx.top_k)
             row_ids, row_scores = ids[order], scores[order]
-        yield doc, Stripe(row_ids, row_scores.astype(job.wire_dtype, copy=False))
+        yield doc, Stripe(row_ids, row_scores.astype(ctx.wire_dtype, copy=False))
         others = ids != doc
-        if o.include_self and not others.all():
+        if ctx.include_self and not others.all():
             ids, scores = ids[others], scores[others]
         if ids.shape[0] and self._mirror.add(doc, ids, scores):
             yield from self._mirror.flush()
 
     def reducer_sum_final(self):
-        if not self.job.options.queries:
+        if not self.ctx.queries:
             yield from self._mirror.flush()
-        self.job._task_final()

@@ -5,9 +5,10 @@ import uuid
 import numpy as np
 import pytest
 
-from mrjobs.blocks import _chunk_ends, estimate_blocks
-from mrjobs.buffers import block_of
+from mrjobs.blocking import block_of
+from mrjobs.blocks import estimate_blocks
 from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.pairs import _chunk_ends
 from mrjobs.testing import run_job
 from tests.jobs_helpers import assert_scores_close, corpus, oracle, top_k
 
@@ -135,7 +136,7 @@ def test_estimate_blocks():
 
 
 def test_dense_and_sparse_selection_agree_with_ties():
-    from mrjobs.blocks import _best, _dense_best
+    from mrjobs.pairs import _best, _dense_best
     rng = np.random.default_rng(4)
     for density in (0.05, 0.6, 1.0):
         n_g, n_o = 40, 50

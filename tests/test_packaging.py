@@ -1,8 +1,11 @@
 """Packaging: the optional C extension, the declared dependencies, the venvs
-of the Makefile."""
+of the Makefile; the shape of the product (no function over 60 lines, the
+codec's imports without a circle)."""
+import ast
 import glob
 import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -120,3 +123,63 @@ def test_the_editable_install_is_a_path_entry():
     for package in (mrcodecs, mrjobs):
         assert os.path.dirname(package.__file__) in (
             os.path.join(ROOT, "src", package.__name__), os.path.join(ROOT, package.__name__))
+
+
+PRODUCT = [os.path.join(ROOT, "mrjobs"), os.path.join(ROOT, "codecs", "mrcodecs")]
+MAX_FUNCTION_LINES = 60
+
+
+def _modules(folder):
+    return sorted(glob.glob(os.path.join(folder, "*.py")))
+
+
+def test_no_function_of_the_product_is_longer_than_60_lines():
+    long = []
+    for path in [p for folder in PRODUCT for p in _modules(folder)]:
+        for node in ast.walk(ast.parse(open(path).read(), path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append("%s:%d %s (%d lines)" % (os.path.relpath(path, ROOT),
+                                                        node.lineno, node.name, lines))
+    assert long == []
+
+
+def _codec_imports(path):
+    """The mrcodecs modules a module imports, at its top or inside functions."""
+    names = set()
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            names |= {node.module} if node.module else {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mrcodecs."):
+            names.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            names |= {a.name.split(".")[1] for a in node.names
+                      if a.name.startswith("mrcodecs.")}
+    return names
+
+
+def test_the_codec_imports_without_a_circle():
+    folder = PRODUCT[1]
+    graph = {os.path.basename(p)[:-3]: _codec_imports(p) for p in _modules(folder)}
+    # the C twin reaches for mrcodecs.vector (the type it builds), as _pyimpl does
+    c_source = open(os.path.join(folder, "_speedups.c")).read()
+    graph["_impl"] = graph["_impl"] | {"_mrcodecs_speedups"}
+    graph["_mrcodecs_speedups"] = {m.split(".")[1] for m in re.findall(
+        r'PyImport_ImportModule\("(mrcodecs\.\w+)"\)', c_source)}
+    assert graph["_mrcodecs_speedups"] == {"vector"}
+    assert graph["_pyimpl"] == {"vector"}
+    done, path = set(), []
+
+    def visit(module):
+        assert module not in path, "import circle: " + " -> ".join(path + [module])
+        if module in done:
+            return
+        path.append(module)
+        for m in sorted(graph.get(module, ())):
+            visit(m)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module)

@@ -10,8 +10,8 @@ See ``codecs/SPEC.md`` for every byte.  The public surface:
 from .errors import DecodeError, EncodeError
 from .framing import SPEEDUPS, escape, unescape
 from .protocols import VectorProtocol, VectorValueProtocol
-from .records import decode_uuid, decode_vector, encode_uuid, encode_vector
-from .vector import ID_DTYPE, SparseVector, uuid_from_bytes
+from .records import decode_uuid, decode_vector, encode_uuid, encode_vector, uuid_from_bytes
+from .vector import ID_DTYPE, SparseVector
 
 __version__ = "0.1.0"
 

@@ -27,6 +27,8 @@ import uuid
 
 import numpy as np
 
+from .vector import SparseVector, uuid_of
+
 __all__ = ["escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line",
            "decode_vector"]
 
@@ -44,17 +46,7 @@ _isfinite = np.isfinite
 _math_isfinite = math.isfinite
 _frombuffer = np.frombuffer
 _UUID = uuid.UUID
-_UUID_new = object.__new__
-_setattr = object.__setattr__
-_SAFE = uuid.SafeUUID.unknown
-_SparseVector = None  # set on first use: mrcodecs.vector imports this module
-
-
-def _sparse_vector():
-    global _SparseVector
-    if _SparseVector is None:
-        from .vector import SparseVector as _SparseVector
-    return _SparseVector
+_trusted = SparseVector._trusted
 
 
 def escape(data):
@@ -110,10 +102,7 @@ def uuid_from_bytes(b):
         b = memoryview(b).tobytes()
     if len(b) != 16:
         raise ValueError("uuid_from_bytes needs 16 bytes")
-    u = _UUID_new(_UUID)
-    _setattr(u, "int", int.from_bytes(b, "big"))
-    _setattr(u, "is_safe", _SAFE)
-    return u
+    return uuid_of(b)
 
 
 def encode_vector_line(key, vector, allow_nonfinite):
@@ -130,7 +119,7 @@ def encode_vector_line(key, vector, allow_nonfinite):
             key_raw = key.int.to_bytes(16, "big")  # OverflowError: negative or >= 2**128
         except (AttributeError, OverflowError, TypeError):
             return None
-    if vector.__class__ is not (_SparseVector or _sparse_vector()):
+    if vector.__class__ is not SparseVector:
         return None
     try:
         ids, w = vector.ids, vector.weights
@@ -168,4 +157,4 @@ def decode_vector(data):
     end_ids = 5 + 16 * n
     if size != end_ids + dt.itemsize * n:
         return None
-    return (_SparseVector or _sparse_vector())._trusted(_frombuffer(raw, _ID_DTYPE, n, 5), _frombuffer(raw, dt, n, end_ids))
+    return _trusted(_frombuffer(raw, _ID_DTYPE, n, 5), _frombuffer(raw, dt, n, end_ids))

@@ -12,7 +12,11 @@ import numpy as np
 from . import _impl
 from .errors import DecodeError, EncodeError
 from .framing import escape, escape_line, unescape
-from .vector import ID_DTYPE, SparseVector, _UUID, uuid_from_bytes
+from .vector import ID_DTYPE, SparseVector, _UUID
+
+#: ``uuid.UUID(bytes=b)`` for exactly 16 bytes, without its argument checks
+#: (the twin chosen in :mod:`mrcodecs._impl`)
+uuid_from_bytes = _impl.uuid_from_bytes
 
 __all__ = [
     "KIND_VECTOR_F64",

@@ -1,9 +1,13 @@
-"""SparseVector: a sparse vector over UUIDs, held as two numpy arrays."""
+"""SparseVector: a sparse vector over UUIDs, held as two numpy arrays.
+
+This module lies below the twin seam (:mod:`mrcodecs._impl`): both twins
+build :class:`SparseVector` objects, and the pure-Python one imports this
+module at its top, so nothing here may import the seam.
+"""
 import uuid
 
 import numpy as np
 
-from . import _impl
 from .errors import EncodeError
 
 __all__ = ["SparseVector", "ID_DTYPE", "WEIGHT_DTYPES"]
@@ -16,11 +20,17 @@ WEIGHT_DTYPES = (np.dtype("<f8"), np.dtype("<f4"))
 
 _UUID = uuid.UUID
 _UUID_new = object.__new__
+_setattr = object.__setattr__
+_SAFE = uuid.SafeUUID.unknown
 
 
-#: ``uuid.UUID(bytes=b)`` for exactly 16 bytes, without its argument checks
-#: (the twin chosen in :mod:`mrcodecs._impl`)
-uuid_from_bytes = _impl.uuid_from_bytes
+def uuid_of(b):
+    """``uuid.UUID(bytes=b)`` for exactly 16 ``bytes``, without its checks
+    (the caller slices them from an ``S16`` array)."""
+    u = _UUID_new(_UUID)
+    _setattr(u, "int", int.from_bytes(b, "big"))
+    _setattr(u, "is_safe", _SAFE)
+    return u
 
 
 def _weight_dtype(dtype):
@@ -171,14 +181,14 @@ class SparseVector:
         """Return ``{uuid.UUID: float}``."""
         buf = self.ids.tobytes()
         return {
-            uuid_from_bytes(buf[16 * i : 16 * i + 16]): w
+            uuid_of(buf[16 * i : 16 * i + 16]): w
             for i, w in enumerate(self.weights.tolist())
         }
 
     def uuids(self):
         """The ids as a list of :class:`uuid.UUID`."""
         buf = self.ids.tobytes()
-        return [uuid_from_bytes(buf[i : i + 16]) for i in range(0, len(buf), 16)]
+        return [uuid_of(buf[i : i + 16]) for i in range(0, len(buf), 16)]
 
     def astype(self, dtype):
         """A copy with weights of another dtype (float64 or float32)."""

@@ -1,0 +1,337 @@
+"""The pair product of the blocks strategy, as a pure kernel.
+
+:func:`pair_best` takes two blocks of vectors as CSR matrices over one
+feature index and yields each row's best-scored columns and, mirrored, each
+column's best rows -- in the spirit of ``sparse_dot_topn.sp_matmul_topn``
+and scikit-learn's ``pairwise_distances_chunked``: the product is computed
+in row chunks of bounded size, each chunk scored and cut at once, so that
+no more than one chunk of products is ever held.  Nothing here knows about
+mrjob or the job: ``tests/test_pairs.py`` checks it with scipy matrices
+against a dense numpy oracle.
+
+What happens to a chunk of rows, in order:
+
+1. the sparse product of the chunk with the columns' transpose (the diagonal
+   block multiplies only the columns from the chunk's first row on: the
+   upper triangle);
+2. pairs that share features but whose dot product is exactly 0.0 (terms
+   that cancel, or underflow) are put back (scipy drops exact zeros; every
+   pair that shares a feature gets a score);
+3. on a diagonal block, the pairs below the diagonal (and the diagonal
+   itself, unless ``include_self``) are dropped; on two blocks, the pairs
+   ``exclude`` names (a query and a corpus vector with its id);
+4. the scorer turns dot products into scores and drops what is not finite
+   or below the threshold;
+5. each row's ``k`` best are selected -- on a dense array of the chunk when
+   the chunk is dense enough (``numpy.partition``), else by sorting the
+   entries -- and yielded;
+6. the mirrored candidates (each column's best rows) are held, cut to each
+   column's ``k`` best whenever too many pile up, and yielded at the end
+   (or, without ``k``, whenever they fill the buffer).
+"""
+import numpy as np
+
+from .kernels import top_k_groups
+
+__all__ = ["pair_best", "ROWS", "COLUMNS"]
+
+#: direction of a result: ``groups`` index rows of ``A``, ``others`` rows of ``C``
+ROWS = 0
+#: direction of a result: ``groups`` index rows of ``C``, ``others`` rows of ``A``
+COLUMNS = 1
+
+
+def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
+              include_self=False, mirror=True, stats_a=None, stats_c=None, exclude=None):
+    """Best-scored pairs of the rows of two CSR blocks, in both directions.
+
+    Parameters
+    ----------
+    A, C : scipy.sparse.csr_matrix
+        The two blocks over the same feature columns, indices sorted in each
+        row, rows in id order (ties go to the smaller index); ``C is A`` on
+        a diagonal block.
+    scorer : mrjobs.scoring.Scorer
+        ``score(dots, stats_a, stats_b)`` and ``keep(scores)`` (mask or None).
+    k : int, optional
+        Each vector's ``k`` best (all without ``k``).
+    limit : int
+        Products per chunk of rows (a row over it alone is a chunk of its
+        own); also the size of the mirror buffer.
+    diagonal, include_self : bool
+        ``A`` and ``C`` are one block: each unordered pair is scored once (and,
+        with ``include_self``, each row with itself).
+    mirror : bool
+        Also yield each column's best rows (False: rows only).
+    stats_a, stats_c, exclude : numpy.ndarray, optional
+        Per-row statistics of the measure; pairs left out, as ``row *
+        len(C) + col`` (two blocks only).
+
+    Yields
+    ------
+    (direction, groups, others, scores)
+        :data:`ROWS` or :data:`COLUMNS`, then entries grouped by group, best
+        first (ties by smaller other), at most ``k`` a group.  A group comes
+        in one result, except a column's without ``k``: in several.
+
+    Returns
+    -------
+    int
+        The number of products computed (the generator's return value).
+    """
+    n_c = C.shape[0]
+    held = _Held(k, max(limit, 4 * (k or 0) * n_c) if k is None else 4 * k * n_c, n_c)
+    exact_zeros = _may_hold_zero_dots(A.data, C.data)
+    Bt = None if diagonal else C.T.tocsr()
+    # with k, chunks narrow enough for a dense array of <= 4 * limit cells
+    max_rows = max(1, 4 * limit // max(n_c, 1)) if k is not None else None
+    products = start = 0
+    for end in _chunk_ends(_product_bounds(A, C), limit, max_rows):
+        if diagonal:
+            Bt = C[start:].T.tocsr()
+        c0 = start if diagonal else 0
+        r, c, dots = _chunk_dots(A[start:end], Bt, start, c0, exact_zeros)
+        products += dots.shape[0]
+        r, c, scores = _chunk_scores(r, c, dots, scorer, (stats_a, stats_c),
+                                     diagonal, include_self, exclude, n_c)
+        yield from _chunk_best(r, c, scores, k, limit, (start, end, c0, n_c), held,
+                               mirror, diagonal and include_self, diagonal)
+        if held.full():
+            yield (COLUMNS,) + held.take()
+        start = end
+    yield (COLUMNS,) + held.take()
+    return products
+
+
+def _product_bounds(A, C):
+    """Upper bound on each row's products: the sum of its features' df among
+    the rows of ``C`` (at most ``C``'s row count)."""
+    n_c = C.shape[0]
+    df_c = np.bincount(C.indices, minlength=A.shape[1])
+    return np.minimum(np.bincount(np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
+                                  weights=df_c[A.indices], minlength=A.shape[0]), n_c)
+
+
+def _chunk_dots(A_chunk, Bt, r0, c0, exact_zeros):
+    """(rows, cols, dot products) of one chunk, in global indices."""
+    P = A_chunk @ Bt
+    r, c, dots = _coo(P, r0, c0)
+    if exact_zeros:
+        r, c, dots = _with_zero_dots(A_chunk, Bt, r0, c0, r, c, dots)
+    return r, c, dots
+
+
+def _chunk_scores(r, c, dots, scorer, stats, diagonal, include_self, exclude, n_c):
+    """The kept (rows, cols, scores) of a chunk's dot products."""
+    stats_a, stats_c = stats
+    if diagonal:
+        keep = c >= r if include_self else c > r
+        r, c, dots = r[keep], c[keep], dots[keep]
+    elif exclude is not None:
+        keep = ~np.isin(r * n_c + c, exclude)
+        r, c, dots = r[keep], c[keep], dots[keep]
+    scores = scorer.score(dots, None if stats_a is None else stats_a[r],
+                          None if stats_c is None else stats_c[c])
+    keep = scorer.keep(scores)
+    if keep is not None:
+        r, c, scores = r[keep], c[keep], scores[keep]
+    return r, c, scores
+
+
+def _chunk_best(r, c, scores, k, limit, span, held, mirror, self_pairs, diagonal):
+    """Yield the rows' best of one scored chunk; hold the columns' candidates."""
+    start, end, c0, n_c = span
+    n_r = end - start
+    if k is not None and _dense_enough(scores.shape[0], n_r, n_c - c0, k, limit):
+        # one dense array (the chunk's rows, the columns it can reach) serves
+        # both directions: numpy.partition selects in linear time
+        neg = np.full((n_r, n_c - c0), np.inf)
+        neg[r - start, c - c0] = -scores
+        yield (ROWS,) + _dense_best(neg, k, 1, start, c0)
+        if mirror:
+            if self_pairs:
+                neg[np.arange(n_r), np.arange(n_r)] = np.inf
+            floor = None if held.floor is None else held.floor[c0:]
+            held.add(*_dense_best(neg, k, 0, start, c0, floor, ordered=False))
+        return
+    yield (ROWS,) + _best(r, c, scores, k)
+    if mirror:
+        other = c != r if diagonal else np.ones(c.shape[0], bool)
+        if held.floor is not None:
+            other &= scores >= held.floor[c]
+        held.add(c[other], r[other], scores[other])
+
+
+def _best(groups, others, scores, k):
+    """Each group's ``k`` best entries (all without ``k``), grouped by group:
+    ``(groups, others, scores)``, score descending, ties by smaller other
+    (indices whose order is the UUIDs' order)."""
+    if k is None:
+        order = np.argsort(groups, kind="stable")
+    else:
+        order = top_k_groups(groups, others, scores, k)
+    return groups[order], others[order], scores[order]
+
+
+def _dense_enough(entries, n_rows, n_cols, k, limit):
+    """Select top-k on a dense array rather than by sorting the entries: worth
+    it when rows have more than ``k`` scores and the array is not much larger
+    than the entries (a partition costs a few ns a cell, a three-key sort
+    ~100 ns an entry); never more than ``4 * limit`` cells."""
+    cells = n_rows * n_cols
+    return (n_cols > k and entries > 2 * k * n_rows and 16 * entries >= cells
+            and cells <= 4 * limit)
+
+
+def _dense_best(neg, k, axis, r0, c0, floor=None, ordered=True):
+    """``_best`` of a dense chunk of *negated* scores (``+inf`` where there is
+    no score), grouped along ``axis`` (1: by row, 0: by column).
+
+    ``numpy.partition`` narrows each group to the scores tied with its k-th
+    best or better (selecting the k smallest negated scores: the absent cells
+    all sit at the discarded end, which keeps the selection linear even when
+    most cells are absent); they are then ordered exactly.  With ``floor``
+    (one score per group: the k-th best seen so far), scores below it are
+    dropped instead, without a partition.  ``ordered=False`` returns the
+    candidates unordered (for :class:`_Held`)."""
+    n = neg.shape[axis]
+    mask = neg < np.inf
+    if floor is not None:
+        mask &= neg <= -(floor[None, :] if axis == 0 else floor[:, None])
+    elif n > k:
+        kth = np.partition(neg, k - 1, axis=axis).take([k - 1], axis=axis)
+        mask &= neg <= kth
+    r, c = np.nonzero(mask)
+    scores = -neg[r, c]
+    r += r0
+    c += c0
+    g, o = (r, c) if axis == 1 else (c, r)
+    if not ordered:
+        return g, o, scores
+    return _best(g, o, scores, k)
+
+
+class _Held:
+    """Mirrored candidates (column vector, row vector, score) of a block pair,
+    kept to each column's ``k`` best whenever more than ``bound`` pile up.
+
+    After such a cut, :attr:`floor` holds each column's k-th best score so
+    far (``-inf`` for columns with fewer): later candidates below it can be
+    dropped at once."""
+
+    def __init__(self, k, bound, n_groups):
+        self.k = k
+        self.bound = bound
+        self.n_groups = n_groups
+        self.parts = []
+        self.n = 0
+        self.floor = None
+
+    def add(self, groups, others, scores):
+        if groups.shape[0]:
+            self.parts.append((groups, others, scores))
+            self.n += groups.shape[0]
+            if self.k is not None and self.n > self.bound:
+                merged = self._merged()
+                self.parts = [merged]
+                self.n = merged[0].shape[0]
+                g = merged[0]
+                ends = np.flatnonzero(np.append(g[1:] != g[:-1], True))
+                counts = np.diff(np.append(-1, ends))
+                full = counts >= self.k
+                floor = np.full(self.n_groups, -np.inf)
+                floor[g[ends[full]]] = merged[2][ends[full]]
+                self.floor = floor
+
+    def _merged(self):
+        return _best(*(np.concatenate(x) for x in zip(*self.parts)), self.k)
+
+    def full(self):
+        """True when, without top-k, the candidates fill the buffer."""
+        return self.k is None and self.n >= self.bound
+
+    def take(self):
+        """All candidates, grouped and cut to k; the holder is emptied."""
+        if not self.parts:
+            e = np.empty(0, np.int64)
+            return e, e, np.empty(0)
+        out = self._merged()
+        self.parts, self.n = [], 0
+        return out
+
+
+def _chunk_ends(bound, limit, max_rows=None):
+    """Row chunk ends so that each chunk's product bound stays within ``limit``
+    (a row whose bound alone exceeds it is a chunk of its own), and chunks
+    have at most ``max_rows`` rows."""
+    n = bound.shape[0]
+    cum = np.cumsum(bound)
+    ends = []
+    start, base = 0, 0.0
+    while start < n:
+        end = int(np.searchsorted(cum, base + limit, side="right"))
+        end = max(end, start + 1)
+        if max_rows is not None:
+            end = min(end, start + max_rows)
+        ends.append(end)
+        base = cum[end - 1]
+        start = end
+    return ends
+
+
+def _coo(P, r0, c0):
+    """(rows, cols, values) of a CSR product, in global indices."""
+    r = np.repeat(np.arange(r0, r0 + P.shape[0], dtype=np.int64), np.diff(P.indptr))
+    return r, P.indices.astype(np.int64) + c0, P.data
+
+
+def _may_hold_zero_dots(a, b):
+    """False when no pair of rows of ``a`` and ``b`` (their weights) that shares
+    a feature can have a dot product of exactly 0.0, which scipy's product
+    would drop: then the repair (:func:`_with_zero_dots`) is not needed.
+
+    A dot product is exactly 0.0 only when terms cancel (weights of both
+    signs) or every term rounds to zero (underflow, or a zero weight).  When
+    each side's weights have one sign, the smallest product bounds all: if
+    ``min|a| * min|b|`` is not 0.0, no product is (rounding is monotonic), and
+    a sum of nonzero terms of one sign is not 0.0 either.  Two O(nnz) passes,
+    against a second (structural) product for the repair.
+
+    >>> import numpy as np
+    >>> _may_hold_zero_dots(np.array([1.0, 2.0]), np.array([0.5]))
+    False
+    >>> _may_hold_zero_dots(np.array([1.0, 1e-200]), np.array([1e-200]))
+    True
+    >>> _may_hold_zero_dots(np.array([1.0, -2.0]), np.array([0.5]))
+    True
+    """
+    if not a.shape[0] or not b.shape[0]:
+        return False
+    if a.min() < 0 < a.max() or b.min() < 0 < b.max():
+        return True  # a side with weights of both signs: terms can cancel
+    with np.errstate(under="ignore"):
+        return bool(np.abs(a).min() * np.abs(b).min() == 0.0)
+
+
+def _with_zero_dots(A, Bt, r0, c0, r, c, dots):
+    """Add the pairs that share features but whose dot product cancels to 0.0
+    (scipy's product drops exact zeros; every pair that shares a feature gets
+    a score)."""
+    Ab = A.copy()
+    Ab.data = np.ones_like(Ab.data)
+    Bb = Bt.copy()
+    Bb.data = np.ones_like(Bb.data)
+    Q = Ab @ Bb
+    qr, qc, _ = _coo(Q, r0, c0)
+    if qr.shape[0] == r.shape[0]:
+        return r, c, dots
+    width = np.int64(Bt.shape[1] + c0 + 1)
+    have = r * width + c
+    order = np.argsort(have)
+    want = qr * width + qc
+    pos = np.searchsorted(have, want, sorter=order)
+    pos = np.minimum(pos, max(have.shape[0] - 1, 0))
+    found = (have[order[pos]] == want) if have.shape[0] else np.zeros(want.shape[0], bool)
+    out = np.zeros(want.shape[0])
+    out[found] = dots[order[pos[found]]]
+    return qr, qc, out

@@ -1,0 +1,85 @@
+"""The contract between the dot-products job and its strategies.
+
+A strategy (:mod:`mrjobs.blocks`, :mod:`mrjobs.stripes`) is built from a
+:class:`Context` -- what it may use of the job, and nothing more -- and
+follows :class:`Strategy`: the vectors step hands it each prepared vector
+(:meth:`Strategy.take`), and its :meth:`Strategy.steps` are reducer steps
+whose init and final the job wraps with the task's own (counters in, counters
+out).  A strategy never sees the job.
+"""
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Protocol
+
+__all__ = ["Context", "Step", "Strategy", "by_family"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a strategy gets of the running job.
+
+    Attributes
+    ----------
+    scorer : mrjobs.scoring.Scorer
+        Dot products to kept scores (measure, threshold, finite check).
+    counts : mrjobs.counters.Counters
+        The task's counters (the same object for the whole task).
+    postings : mrjobs.index.PostingAssembler
+        A feature's whole posting list from its fragments, after the df-cut.
+    wire_dtype : numpy dtype
+        Dtype of the weights and scores written between steps.
+    buffer_entries : int
+        Entries a task buffers before it flushes (``--buffer-entries``).
+    top_k, include_self, queries, max_df, blocks
+        The options ``--top-k``, ``--include-self``, ``--queries`` (True when
+        given), ``--max-df`` and ``--blocks``.
+    """
+
+    scorer: Any
+    counts: Any
+    postings: Any
+    wire_dtype: Any
+    buffer_entries: int
+    top_k: Optional[int] = None
+    include_self: bool = False
+    queries: bool = False
+    max_df: Optional[int] = None
+    blocks: Optional[int] = None
+
+
+class Step(NamedTuple):
+    """One reducer step of a strategy: ``reducer(key, values)``, and optional
+    ``init()`` and ``final()`` (a generator function) of the task."""
+
+    reducer: Callable
+    init: Optional[Callable] = None
+    final: Optional[Callable] = None
+
+
+class Strategy(Protocol):
+    """What the dot-products job asks of a strategy."""
+
+    #: the ``--strategy`` name
+    name: str
+
+    def __init__(self, context: Context) -> None: ...
+
+    def steps(self) -> list:
+        """The strategy's :class:`Step` s, between the vectors and rows steps."""
+
+    def take_init(self) -> None:
+        """Called once per vectors-step reducer task, before :meth:`take`."""
+
+    def take(self, doc: bytes, query: bool, ids, weights, stat) -> Iterator:
+        """One prepared vector of the vectors step; yields records to write."""
+
+    def take_final(self) -> Iterator:
+        """The end of a vectors-step reducer task; yields what is buffered."""
+
+
+def by_family(records):
+    """``(query, [records])`` for each family among a key's records (corpus
+    first, then queries): under ``--queries`` a vector id may be in both."""
+    families = {}
+    for r in records:
+        families.setdefault(bool(r.query), []).append(r)
+    return sorted(families.items(), key=lambda kv: kv[0])
