@@ -1,9 +1,9 @@
 """Similarity measures: one registry entry per measure.
 
-A measure is computed in two halves.  The mapper *prepares* each vector
-once: it chooses the weights that go into the index and one statistic of
-the whole vector that travels with them.  The reducer *scores* a pair from
-the summed products of prepared weights ``d`` and the two statistics.
+A measure is computed in two halves.  The vectors reducer *prepares* each
+vector once: it chooses the weights that go into the index and one statistic of
+the whole vector that travels with them.  The reducer that meets a pair
+*scores* it from the summed products of prepared weights ``d`` and the two statistics.
 Every measure of Mahout's ``RowSimilarityJob`` (``VectorSimilarityMeasures``)
 is here, with Mahout's definitions, so that scores compare one for one:
 
@@ -81,8 +81,9 @@ it needs new per-vector numbers, one property of :class:`_Rows`).
 
 In a job
 --------
-* Mapper: ``w, stat = prepare(measure, weights)`` per vector, or
-  :func:`prepare_rows` for a buffer of vectors (much faster per vector).
+* Where whole vectors are (the dot-products job: the vectors reducer):
+  :func:`prepare_rows` for a buffer of vectors, or ``w, stat =
+  prepare(measure, weights)`` for one.
   Index ``w`` (same features, same order); send ``stat`` with every entry
   when :func:`has_stats`.
 * ``pearson``: a vector with ``not valid("pearson", stat)`` (it centres to
@@ -331,31 +332,6 @@ class _Rows:
         return u, cm
 
 
-class _One(_Rows):
-    """One vector: the arithmetic of :class:`_Rows` (so the same bits), without
-    the bookkeeping of segments, for :func:`prepare` in a mapper's inner loop."""
-
-    _FIRST = np.zeros(1, dtype=np.intp)
-
-    def __init__(self, weights):
-        w = np.asarray(weights, dtype=np.float64)
-        if w.ndim != 1:
-            raise ValueError("weights must be a 1-D array, got shape %s" % (w.shape,))
-        if not np.isfinite(w).all():
-            raise ValueError("weights must be finite, found %r"
-                             % w[np.flatnonzero(~np.isfinite(w))[0]])
-        self.w = w
-
-    def _sum(self, x):
-        return np.add.reduceat(x, self._FIRST) if x.shape[0] else np.zeros(1)
-
-    def _max(self, x):
-        return np.maximum.reduceat(x, self._FIRST) if x.shape[0] else np.zeros(1)
-
-    def _spread(self, per_vector):
-        return per_vector  # shape (1,): broadcasts, the same division as repeating it
-
-
 # -- scores ------------------------------------------------------------------
 
 def _check_counts(name, d, a, b):
@@ -589,7 +565,8 @@ def prepare(measure, weights):
     m = get(measure)
     if m.weights == "raw":
         return weights, None
-    prepared, stats = m._prepare(_One(weights))
+    w = np.asarray(weights, dtype=np.float64)
+    prepared, stats = m.prepare_rows(w, np.array([w.shape[0]] if w.ndim == 1 else [-1]))
     return prepared, None if stats is None else float(stats[0])
 
 

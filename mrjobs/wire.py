@@ -21,58 +21,71 @@ import numpy as np
 from mrjob.protocol import JSONProtocol
 
 from mrcodecs import ID_DTYPE, DecodeError, EncodeError, SparseVector, VectorProtocol
-from mrcodecs.jobwire import Block, JobProtocol, Stripe, StripeProtocol
+from mrcodecs.jobwire import RECORDS, Block, JobProtocol, Stripe, StripeProtocol, record_type
 
 __all__ = [
     "JSONStripeProtocol",
     "StripeProtocol",
     "NeighboursJSONProtocol",
-    "PostingsJSONProtocol",
     "CompactOutputProtocol",
     "internal_protocol_class",
 ]
 
 
 class JSONStripeProtocol(JSONProtocol):
-    """The JSON twin of :class:`~mrcodecs.jobwire.StripeProtocol`."""
+    """The JSON twin of :class:`~mrcodecs.jobwire.JobProtocol`: each record
+    of :data:`~mrcodecs.jobwire.RECORDS` as a JSON object (:data:`JSON_TWINS`)."""
 
     def read(self, line):
         key, value = JSONProtocol.read(self, line)
         try:
-            if "b" in value:
-                return uuid.UUID(key).bytes, _json_block(value)
-            weights = value["w"]
-            text = "".join(weights)
-            if len(text) != 36 * len(weights):
-                raise ValueError("ids must be UUID strings of 36 characters")
-            ids = np.frombuffer(bytes.fromhex(text.replace("-", "")), ID_DTYPE)
-            values = np.fromiter(weights.values(), dtype=np.float32 if value.get("f") else np.float64,
-                                 count=len(weights))
-            stats = value.get("s")
-            if stats is not None:
-                stats = np.array(stats, dtype=np.float64)
-            return uuid.UUID(key).bytes, Stripe(ids, values, stats, value.get("o"),
-                                                bool(value.get("q")))
+            cls = _json_record_class(value)
+            return uuid.UUID(key).bytes, JSON_TWINS[cls][1](value)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise DecodeError("cannot decode JSON stripe line %.80r: %s" % (line, e)) from None
 
     def write(self, key, value):
-        if isinstance(value, Block):
-            return JSONProtocol.write(self, _uuid_str(key), _block_json(value))
-        names = [q[1:-1].decode() for q in _quoted_uuids(value.ids)]
-        obj = {"w": dict(zip(names, value.values.tolist()))}
-        if len(obj["w"]) != len(names):  # never silently merge entries
-            raise EncodeError("a JSON stripe cannot carry repeated ids (%d ids, %d distinct)"
-                              % (len(names), len(obj["w"])))
-        if value.values.dtype == np.float32:
-            obj["f"] = 1
-        if value.stats is not None:
-            obj["s"] = value.stats.tolist()
-        if value.self_stat is not None:
-            obj["o"] = value.self_stat
-        if value.query:
-            obj["q"] = 1
-        return JSONProtocol.write(self, _uuid_str(key), obj)
+        to_json = JSON_TWINS[record_type(value).cls][0]
+        return JSONProtocol.write(self, _uuid_str(key), to_json(value))
+
+
+def _json_record_class(value):
+    """The record class of a JSON object, by the member that marks it."""
+    for r in RECORDS.values():
+        if r.json_key in value:
+            return r.cls
+    return Stripe  # reading it then names what is missing
+
+
+def _stripe_json(value):
+    names = [q[1:-1].decode() for q in _quoted_uuids(value.ids)]
+    obj = {"w": dict(zip(names, value.values.tolist()))}
+    if len(obj["w"]) != len(names):  # never silently merge entries
+        raise EncodeError("a JSON stripe cannot carry repeated ids (%d ids, %d distinct)"
+                          % (len(names), len(obj["w"])))
+    if value.values.dtype == np.float32:
+        obj["f"] = 1
+    if value.stats is not None:
+        obj["s"] = value.stats.tolist()
+    if value.self_stat is not None:
+        obj["o"] = value.self_stat
+    if value.query:
+        obj["q"] = 1
+    return obj
+
+
+def _json_stripe(value):
+    weights = value["w"]
+    text = "".join(weights)
+    if len(text) != 36 * len(weights):
+        raise ValueError("ids must be UUID strings of 36 characters")
+    ids = np.frombuffer(bytes.fromhex(text.replace("-", "")), ID_DTYPE)
+    values = np.fromiter(weights.values(), dtype=np.float32 if value.get("f") else np.float64,
+                         count=len(weights))
+    stats = value.get("s")
+    if stats is not None:
+        stats = np.array(stats, dtype=np.float64)
+    return Stripe(ids, values, stats, value.get("o"), bool(value.get("q")))
 
 
 def _block_json(block):
@@ -106,6 +119,11 @@ def _json_block(value):
         stats = np.array(stats, np.float64)
     return Block(ids, lengths, feats.reshape(-1), weights.reshape(-1), stats,
                  1 if value.get("side") else 0)
+
+
+#: record class -> (to JSON object, from JSON object): the JSON twin of each
+#: record of :data:`mrcodecs.jobwire.RECORDS`
+JSON_TWINS = {Stripe: (_stripe_json, _json_stripe), Block: (_block_json, _json_block)}
 
 
 def internal_protocol_class(wire):
@@ -177,10 +195,6 @@ class NeighboursJSONProtocol:
         # built without a dict; about 2.3x faster per neighbour
         body = b", ".join([b"%s: %r" % pair for pair in zip(names, scores)])
         return b'"%s"\t{%s}' % (_uuid_str(key).encode(), body)
-
-
-class PostingsJSONProtocol(NeighboursJSONProtocol):
-    """Output of the inverted index: ``"<feature>"`` TAB ``{"<doc>": weight}``."""
 
 
 class CompactOutputProtocol(VectorProtocol):

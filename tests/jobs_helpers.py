@@ -1,5 +1,5 @@
-"""Shared helpers of the job tests: an independent reader of the input
-formats and a scipy oracle for every measure."""
+"""Shared helpers of the job tests: running the job, an independent reader of
+the input formats and a scipy oracle for every measure."""
 import json
 import os
 import sys
@@ -9,6 +9,22 @@ import numpy as np
 import scipy.sparse as sp
 
 from examples.generate import generate_lines
+
+
+def run(args=(), lines=(), strategy=None, job=None, **kw):
+    """:func:`mrjobs.testing.run_job` of the dot-products job (or ``job``) on
+    ``lines``, with ``--strategy strategy`` unless ``args`` name one."""
+    from mrjobs.dot_products import MRSparseDotProducts
+    from mrjobs.testing import run_job
+    args = list(args)
+    if strategy is not None and "--strategy" not in args:
+        args += ["--strategy", strategy]
+    return run_job(job or MRSparseDotProducts, lines, args, **kw)
+
+
+def as_dict(result):
+    """A job run's output as ``{key: value}``."""
+    return dict(result.output)
 
 
 def corpus(n=300, fpv=8, vocab=1500, seed=3, fmt="json", edge_cases=True):

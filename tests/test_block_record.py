@@ -11,6 +11,7 @@ from mrcodecs import DecodeError, EncodeError, escape
 from mrcodecs.jobwire import (Block, JobProtocol, Stripe, block_pair_key, block_pair_of,
                               decode_block, decode_record, encode_block)
 from mrjobs.wire import JSONStripeProtocol
+from tests.codec_helpers import assert_round_trip_ok
 
 VECTORS = os.path.join(os.path.dirname(__file__), "..", "codecs", "vectors")
 
@@ -64,24 +65,19 @@ def test_round_trip(n, dtype):
             assert b"\t" not in data and b"\n" not in data and b"\r" not in data
             assert decode_block(data) == b
             assert decode_record(data) == b
-            line = JobProtocol().write(block_pair_key(3, 7), b)
-            key, value = JobProtocol().read(line)
-            assert value == b and block_pair_of(key) == (3, 7)
+            assert_round_trip_ok(JobProtocol(), block_pair_key(3, 7), b)
 
 
 def test_job_protocol_still_carries_stripes():
     s = Stripe(np.array([b"\x0a" * 16], "S16"), np.array([1.5]), None, 2.0, True)
-    key, value = JobProtocol().read(JobProtocol().write(b"\x0d" * 16, s))
-    assert value == s
+    assert_round_trip_ok(JobProtocol(), b"\x0d" * 16, s)
 
 
 def test_json_wire_twin_carries_the_same_block():
     rng = np.random.default_rng(1)
     for dtype in (np.float64, np.float32):
         b = random_block(rng, 9, dtype)
-        p = JSONStripeProtocol()
-        key, value = p.read(p.write(block_pair_key(0, 2), b))
-        assert value == b and block_pair_of(key) == (0, 2)
+        assert_round_trip_ok(JSONStripeProtocol(), block_pair_key(0, 2), b)
 
 
 def test_truncated_or_padded_records_never_decode():
@@ -132,3 +128,20 @@ def test_encoding_errors():
         encode_block(Block(b.ids, b.lengths, b.features, b.weights.astype(np.float16)))
     with pytest.raises(EncodeError, match="3 ids, 2 stats"):
         encode_block(Block(b.ids, b.lengths, b.features, b.weights, np.ones(2)))
+
+
+def test_every_registered_record_has_a_json_twin_and_round_trips():
+    from mrcodecs.jobwire import RECORDS, record_type
+    from mrjobs.wire import JSON_TWINS
+    rng = np.random.default_rng(3)
+    samples = {Stripe: Stripe(np.array([b"\x0a" * 16], "S16"), np.array([1.5]), None, 2.0, True),
+               Block: random_block(rng, 4, np.float64)}
+    # a record added to the registry without a sample, or without a JSON twin, fails here
+    assert {r.cls for r in RECORDS.values()} == set(samples) == set(JSON_TWINS)
+    for kind, r in RECORDS.items():
+        value = samples[r.cls]
+        assert record_type(value) is r
+        assert decode_record(r.encode(value)) == value
+        assert r.encode(value)[:1] == bytes([kind])
+        for protocol in (JobProtocol(), JSONStripeProtocol()):
+            assert_round_trip_ok(protocol, b"\x09" * 16, value)

@@ -7,20 +7,15 @@ import pytest
 
 from mrjobs.blocking import block_of
 from mrjobs.blocks import estimate_blocks
-from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.pairs import _chunk_ends
-from mrjobs.testing import run_job
-from tests.jobs_helpers import assert_scores_close, corpus, oracle, top_k
+from tests import jobs_helpers
+from tests.jobs_helpers import as_dict, assert_scores_close, corpus, oracle, top_k
 
 LINES = corpus(n=240, seed=11)
 
 
 def run(args, lines=LINES, **kw):
-    return run_job(MRSparseDotProducts, lines, list(args), **kw)
-
-
-def as_dict(result):
-    return {k: v for k, v in result.output}
+    return jobs_helpers.run(args, lines, **kw)
 
 
 @pytest.mark.parametrize("args", [

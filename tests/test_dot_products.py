@@ -9,16 +9,29 @@ from mrcodecs import ID_DTYPE, VectorProtocol
 from mrcodecs.jobwire import Stripe
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.testing import run_job, write_lines
-from tests.jobs_helpers import assert_scores_close, bare_python, corpus, oracle, top_k
+from tests import jobs_helpers
+from tests.jobs_helpers import as_dict, assert_scores_close, bare_python, corpus, oracle, top_k
 
 LINES = corpus()
 
 STRATEGIES = ["blocks", "stripes"]
 
 
-@pytest.fixture(autouse=True, params=STRATEGIES)
+#: tests that do not depend on the strategy (options, launching): run once
+ANY_STRATEGY = {"test_help_mentions_every_option",
+                "test_a_file_that_is_both_input_and_query_is_refused",
+                "test_strict_names_file_and_line",
+                "test_runners_that_upload_refuse_an_input_named_like_a_query"}
+
+
+def pytest_generate_tests(metafunc):
+    """Every other test of this module runs under both strategies."""
+    one = metafunc.function.__name__ in ANY_STRATEGY
+    metafunc.parametrize("strategy", STRATEGIES[:1] if one else STRATEGIES, indirect=True)
+
+
+@pytest.fixture(autouse=True)
 def strategy(request, monkeypatch):
-    """Every test of this module runs under both strategies."""
     monkeypatch.setitem(_STRATEGY, "name", request.param)
     return request.param
 
@@ -27,14 +40,7 @@ _STRATEGY = {"name": "blocks"}
 
 
 def run(args=(), lines=LINES, **kw):
-    args = list(args)
-    if "--strategy" not in args:
-        args += ["--strategy", _STRATEGY["name"]]
-    return run_job(MRSparseDotProducts, lines, args, **kw)
-
-
-def as_dict(result):
-    return {k: v for k, v in result.output}
+    return jobs_helpers.run(args, lines, _STRATEGY["name"], **kw)
 
 
 @pytest.mark.parametrize("measure", ["dot", "cosine", "jaccard", "overlap", "tanimoto"])

@@ -17,15 +17,11 @@ from mrjobs.testing import run_job
 from tests.engines.support import (
     BAD_LINES, COMMON, EXAMPLE_CONF, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, hadoop_args,
     mrsparse_counters, run_cli)
-from tests.jobs_helpers import assert_scores_close
+from tests.jobs_helpers import as_dict, assert_scores_close
 
 #: the fixtures (streaming_jar, task_python, corpus_files, ...)
 pytest_plugins = ["tests.engines.fixtures"]
 pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("engine_env")]
-
-
-def as_dict(result):
-    return dict(result.output)
 
 
 def test_inverted_index_compact_output_with_example_conf(streaming_jar, hadoop_tmp,

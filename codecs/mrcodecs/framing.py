@@ -29,7 +29,6 @@ __all__ = [
     "escape_line",
     "py_escape",
     "py_unescape",
-    "py_escape_line",
     "ESCAPE",
     "SPEEDUPS",
 ]
@@ -38,7 +37,6 @@ ESCAPE = _pyimpl.ESCAPE
 
 #: the pure-Python twin's functions, whichever twin is in use (benchmarks compare them)
 py_escape = _pyimpl.escape
-py_escape_line = _pyimpl.escape_line
 
 #: the twin in use, chosen once in :mod:`mrcodecs._impl`
 escape = _impl.escape

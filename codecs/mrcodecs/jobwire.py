@@ -1,4 +1,10 @@
-"""Record layouts of the mrsparse jobs: raw id keys and *stripes*.
+"""Record layouts of the mrsparse jobs: raw id keys, *stripes* and *blocks*.
+
+These records are internal to the jobs of :mod:`mrjobs` (their flags name the
+jobs' notions: the ``--queries`` family, a block pair's side); the generic
+wire format is :mod:`mrcodecs.records`.  :data:`RECORDS` registers every
+kind: kind byte, class, encoder, decoder and the key of its JSON twin
+(:mod:`mrjobs.wire`).
 
 The jobs in :mod:`mrjobs` pass three kinds of value between their steps: a
 fragment of a posting list (documents and weights of one feature), a partial
@@ -50,6 +56,8 @@ False
 (True, [0.5])
 """
 import struct
+from types import MappingProxyType
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -76,6 +84,9 @@ __all__ = [
     "block_pair_of",
     "encode_block",
     "decode_block",
+    "RecordType",
+    "RECORDS",
+    "record_type",
     "decode_record",
     "JobProtocol",
 ]
@@ -475,12 +486,54 @@ def _check_ascending(raw, pos, nnz, lengths, what):
             % (what, e, v, pos + 16 * e))
 
 
+# -- the registry of the records -----------------------------------------------
+
+class RecordType(NamedTuple):
+    """One kind of job-internal record: what tells it and how it is written.
+
+    Attributes
+    ----------
+    kind : int
+        Its first byte (codecs/SPEC.md, 3.3 and 3.4).
+    cls : type
+        The Python value it carries.
+    encode : callable
+        ``encode(value) -> bytes``, escaped.
+    decode_raw : callable
+        ``decode_raw(unescaped bytes, what) -> value``.
+    json_key : str
+        The member that marks it in its JSON twin (``mrjobs.wire``).
+    """
+
+    kind: int
+    cls: type
+    encode: Callable
+    decode_raw: Callable
+    json_key: str
+
+
+#: kind byte -> record type: the one place where the records are told apart
+RECORDS = MappingProxyType({r.kind: r for r in (
+    RecordType(KIND_STRIPE, Stripe, encode_stripe, _decode_stripe_raw, "w"),
+    RecordType(KIND_BLOCK, Block, encode_block, _decode_block_raw, "b"),
+)})
+
+
+def record_type(value):
+    """The :class:`RecordType` of a value (a :class:`Stripe` when it is none
+    of them: encoding then raises the stripe's :class:`EncodeError`)."""
+    for r in RECORDS.values():
+        if isinstance(value, r.cls):
+            return r
+    return RECORDS[KIND_STRIPE]
+
+
 def decode_record(data, what="record value"):
-    """A :class:`Stripe` or a :class:`Block`, told apart by the kind byte."""
+    """A record of any registered kind, told apart by its kind byte (an
+    unknown kind is reported as a bad stripe)."""
     raw = unescape(data, what)
-    if len(raw) and raw[0] == KIND_BLOCK:
-        return _decode_block_raw(raw, what)
-    return _decode_stripe_raw(raw, what)
+    r = RECORDS.get(raw[0]) if len(raw) else None
+    return (r or RECORDS[KIND_STRIPE]).decode_raw(raw, what)
 
 
 class JobProtocol(KeyValueProtocol):
@@ -501,6 +554,4 @@ class JobProtocol(KeyValueProtocol):
     decode_value = staticmethod(decode_record)
 
     def write(self, key, value):
-        if isinstance(value, Block):
-            return b"%s\t%s" % (encode_id_key(key), encode_block(value))
-        return b"%s\t%s" % (encode_id_key(key), encode_stripe(value))
+        return b"%s\t%s" % (encode_id_key(key), record_type(value).encode(value))
