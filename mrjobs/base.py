@@ -3,9 +3,9 @@ end-of-run report) and reading input lines into checked vectors.
 
 The rest lives in its own module: :mod:`mrjobs.shipping` (the packages' zip),
 :mod:`mrjobs.counters` (counter groups, batching, the report),
-:mod:`mrjobs.buffers` (in-task combining), :mod:`mrjobs.index` (the index step
+:mod:`mrjobs.buffers` (in-task combining), :mod:`mrjobs.index` (posting lists
 and the df-cut), :mod:`mrjobs.stripes` and :mod:`mrjobs.blocks` (the two
-strategies of the dot-products job).
+strategies of the dot-products job, behind :mod:`mrjobs.strategy`).
 """
 import argparse
 import codecs

@@ -8,7 +8,7 @@ whose init and final the job wraps with the task's own (counters in, counters
 out).  A strategy never sees the job.
 """
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, NamedTuple, Optional, Protocol
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Protocol, runtime_checkable
 
 __all__ = ["Context", "Step", "Strategy", "by_family"]
 
@@ -55,6 +55,7 @@ class Step(NamedTuple):
     final: Optional[Callable] = None
 
 
+@runtime_checkable
 class Strategy(Protocol):
     """What the dot-products job asks of a strategy."""
 

@@ -1,5 +1,6 @@
 """The blocks strategy: same bytes whatever the block count, chunking and
 runner; exact zeros, equal vectors, both directions of top-k; its kernels."""
+import sys
 import uuid
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 from mrjobs.blocking import block_of
 from mrjobs.blocks import estimate_blocks
+from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.pairs import _chunk_ends
 from tests import jobs_helpers
 from tests.jobs_helpers import as_dict, assert_scores_close, corpus, oracle, top_k
@@ -153,3 +155,22 @@ def test_dense_and_sparse_selection_agree_with_ties():
             by_col = _best(o + 5, g + 10, s, k)
             assert [a.tolist() for a in _dense_best(-dense, k, 0, 10, 5)] == [
                 a.tolist() for a in by_col]
+
+
+@pytest.mark.parametrize("name", ["blocks", "stripes"])
+def test_strategies_follow_the_contract_and_never_see_the_job(name):
+    import ast
+    import pathlib
+
+    from mrjobs.dot_products import STRATEGIES
+    from mrjobs.strategy import Strategy
+    job = MRSparseDotProducts(["--strategy", name, "--blocks", "2", "--max-df", "5"])
+    strategy = job.strategy
+    assert isinstance(strategy, Strategy) and strategy.name == name
+    assert type(strategy) is STRATEGIES[name]
+    # the strategy's module names no job, and its steps come back wrapped
+    tree = ast.parse(pathlib.Path(sys.modules[type(strategy).__module__].__file__).read_text())
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    assert "job" not in names and "job" not in attrs
+    assert len(job.steps()) == 2 + len(strategy.steps())
