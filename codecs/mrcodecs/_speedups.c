@@ -302,7 +302,9 @@ static PyObject *str_int, *str_is_safe, *str_ids, *str_weights;
 static PyArray_Descr *descr_ids, *descr_f64, *descr_f32;
 
 /* mrcodecs.vector.SparseVector (borrowed from our reference), imported on first
- * use: mrcodecs.vector itself imports this module through mrcodecs._impl. */
+ * use.  mrcodecs.vector lies below the twin seam (it imports neither twin), so
+ * this is no import circle; importing it on first use spares the module's
+ * initialisation a package import of its own. */
 static PyObject *
 get_vector_type(void)
 {
