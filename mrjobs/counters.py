@@ -6,6 +6,8 @@ so tasks keep counts in a :class:`Counters` dict and send each once, when the
 task ends.
 """
 
+from .parsing import BAD_KINDS
+
 __all__ = ["INPUT", "DFCUT", "WORK", "SKIPPED", "READ", "Counters", "run_report"]
 
 #: counter group of input problems (skipped lines) and input repairs
@@ -16,10 +18,9 @@ DFCUT = "mrsparse df-cut"
 WORK = "mrsparse work"
 
 
-#: counters that mean a line was skipped
-SKIPPED = ("malformed line", "id not a UUID", "weight not a number",
-           "weight not a finite number", "weight beyond float32 range (--float32)",
-           "summed weight not a finite number")
+#: counters that mean a line was skipped: the kinds of bad line, named once
+#: in :mod:`mrjobs.parsing` (``InputError.kind``)
+SKIPPED = BAD_KINDS
 
 # The counter names: each written here once, used by name everywhere else.
 # group INPUT
