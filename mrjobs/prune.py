@@ -1,0 +1,677 @@
+"""Exact pruning of block-pair products: bounds that skip what cannot qualify.
+
+With ``--threshold T`` or ``--top-k K`` most products of a block pair are
+thrown away after they are computed.  This module finds, before the
+product, the rows and columns of a block pair that *cannot* give a score
+that is kept, from summaries of the other side (after All-Pairs, Bayardo,
+Ma & Srikant 2007, and L2AP, Anastasiu & Karypis 2014):
+
+* A *group* is a set of vectors of one block (the whole block, or a fine
+  slice of it).  Its summary is the per-feature maximum of the absolute
+  prepared weights, ``M[g, f] = max |y_f|`` over the vectors ``y`` of the
+  group (:func:`feature_max`), and the range of the vectors' statistics
+  (:func:`stat_range`).
+* A vector ``x`` gets an upper bound on ``x . y`` against every vector of a
+  group in one sparse product, ``sum_f |x_f| M[g, f]`` (:func:`dot_bounds`),
+  and from it, with the statistics' ranges, an upper bound on the score
+  (:func:`score_bounds`).
+* A (row, column group) combination whose bound is below what a score must
+  reach is not multiplied (:func:`live_cells`, :func:`pruned_products`).
+  With a threshold that is ``T``; with top-k each vector gets its own floor,
+  the k-th best score of a cheap first pass over its most promising group
+  (:func:`topk_floors`): a pair scoring below both vectors' floors is in
+  neither vector's top-k.
+
+Everything here is a pure function of scipy CSR matrices of prepared
+weights (rows: vectors, columns: features), numpy arrays of statistics and
+the measure's name; nothing depends on a job.
+
+Which measures
+--------------
+A measure can be pruned when its score is monotone non-decreasing in the
+dot product for fixed statistics, and the worst case of the statistics
+over a group is known in closed form (:data:`SUPPORTED`):
+
+* ``dot``, ``cooccurrence``: the score is the dot product.
+* ``cosine``, ``pearson``: the score is the (clamped) dot product of unit
+  (or centred unit) weights.
+* ``tanimoto``: ``c t / (1 + t^2 - c t)`` with ``c`` the cosine and ``t``
+  the ratio of the smaller norm to the larger; for ``c >= 0`` it grows with
+  ``c`` and with ``t``, so the group's norm closest to the row's gives the
+  bound (``c < 0`` scores at most 0).
+* ``euclidean``: ``1 / (1 + |x - y|)`` with ``|x - y|^2 = |x|^2 + |y|^2 -
+  2 |x| |y| c``: smallest at ``|y| = |x| c`` clamped into the group's range.
+* ``jaccard``, ``overlap``, ``cityblock``: counts of shared features; the
+  bound on the count is exact, and the worst count of the group's vectors
+  is found in closed form (see :func:`score_bounds`).
+* ``loglikelihood`` is *not* pruned: the log-likelihood ratio is large for
+  pairs that share far fewer features than expected as well as far more,
+  so it is not monotone in the shared count.
+
+Exactness in floating point
+---------------------------
+The job computes each dot product ``d^`` as a floating-point sum of at
+most ``n = nnz(x)`` products.  Whatever the order of the additions, and
+with or without fused multiply-adds, ``|d^ - x.y| <= g_n sum_f |x_f y_f| +
+n eta``, ``g_n = n u / (1 - n u)``, ``u = 2**-53``, ``eta = 2**-1074`` for
+underflow (Higham, *Accuracy and Stability of Numerical Algorithms*,
+section 3.1).  Since ``|y_f| <= M[g, f]``, ``sum_f |x_f y_f| <= U = sum_f
+|x_f| M[g, f]``, and the computed ``U^`` (also a sum of ``n`` products of
+non-negative numbers) is at least ``U (1 - g_n) - n eta``.  So ``d^ <= U^
+(1 + g_n) / (1 - g_n) + 3 n eta <= U^ (1 + 2.2 n u) + 3 n eta`` for ``n u
+<= 0.01``: :func:`dot_bounds` returns ``U^ (1 + n 2**-40) + n 2**-1000``,
+which is larger by a factor of several thousand in the slack.  The scores
+are monotone in the dot product in exact arithmetic; the job's scoring is
+monotone in floating point for every supported measure but ``tanimoto``
+and ``euclidean`` (whose rounding stays far below a relative ``2**-30``,
+see :func:`score_bounds`), and every score bound is raised by that
+relative ``2**-30`` before it is compared.  A pruned pair therefore never
+holds a score that the job would keep: the output is the same bytes.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from . import measures
+
+__all__ = ["SUPPORTED", "supports", "group_rows", "feature_max", "stat_range",
+           "dot_bounds", "score_bounds", "side_bounds", "group_floor", "live_cells",
+           "topk_floors", "product", "Layout", "PairPlan"]
+
+#: measures whose scores can be bounded from a dot-product bound
+SUPPORTED = frozenset({"dot", "cooccurrence", "cosine", "pearson", "tanimoto", "euclidean",
+                       "jaccard", "overlap", "cityblock"})
+
+#: relative slack on a dot-product bound per term of the row (see the module doc)
+DOT_SLACK = 2.0 ** -40
+#: absolute slack per term (underflow)
+DOT_TINY = 2.0 ** -1000
+#: relative slack on a score bound (rounding of the scoring itself)
+SCORE_SLACK = 2.0 ** -30
+#: absolute slack on a euclidean ``|x - y|^2 / max(|x|, |y|)^2`` (the norms'
+#: ratio is ``exp`` of a difference of logarithms up to ~710: relative error
+#: ~1e-13 in the ratio)
+Q_SLACK = 2.0 ** -36
+
+
+def supports(measure):
+    """True if scores of ``measure`` can be bounded (see the module doc).
+
+    >>> supports("cosine"), supports("loglikelihood")
+    (True, False)
+    """
+    return measure in SUPPORTED
+
+
+def group_rows(M, size, how="order"):
+    """Assign the rows of ``M`` to groups of about ``size`` rows.
+
+    Parameters
+    ----------
+    M : scipy.sparse.csr_matrix
+    size : int
+        Rows per group (the last group may be smaller).
+    how : {"order", "heaviest", "length"}
+        ``order``: consecutive rows (for a block sorted by UUID, a random
+        grouping); ``heaviest``: rows sorted by their heaviest feature, so
+        that a group's vectors share features and its summary stays tight;
+        ``length``: rows sorted by their number of features.
+
+    Returns
+    -------
+    (numpy.ndarray, int)
+        The group of each row (int64) and the number of groups.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> M = sp.csr_matrix(np.array([[0, 2.0], [1.0, 0], [0, 3.0]]))
+    >>> group_rows(M, 2, "heaviest")[0].tolist()
+    [1, 0, 1]
+    """
+    n = M.shape[0]
+    size = max(1, int(size))
+    n_groups = max(1, -(-n // size))
+    if how == "order" or n == 0:
+        return np.arange(n, dtype=np.int64) // size, n_groups
+    if how == "heaviest":
+        key = _heaviest(M)
+    elif how == "length":
+        key = np.diff(M.indptr)
+    else:
+        raise ValueError("group_rows: how must be 'order', 'heaviest' or 'length', got %r"
+                         % (how,))
+    order = np.argsort(key, kind="stable")
+    groups = np.empty(n, np.int64)
+    groups[order] = np.arange(n, dtype=np.int64) // size
+    return groups, n_groups
+
+
+def _heaviest(M):
+    """Each row's feature of largest absolute weight (the first of equals;
+    -1 for an empty row)."""
+    n = M.shape[0]
+    lengths = np.diff(M.indptr)
+    out = np.full(n, -1, np.int64)
+    rows = np.repeat(np.arange(n), lengths)
+    order = np.lexsort((-np.abs(M.data), rows))
+    first = order[M.indptr[:-1][lengths > 0]]
+    out[lengths > 0] = M.indices[first]
+    return out
+
+
+def feature_max(M, groups, n_groups):
+    """Per-group, per-feature maximum of ``|weight|``.
+
+    Parameters
+    ----------
+    M : scipy.sparse.csr_matrix
+        Prepared weights, one row per vector.
+    groups : numpy.ndarray
+        Group of each row, in ``[0, n_groups)``.
+    n_groups : int
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``n_groups x n_features``, entry ``(g, f)`` the largest ``|M[r, f]|``
+        of the rows ``r`` of group ``g``.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> M = sp.csr_matrix(np.array([[1.0, -3.0], [2.0, 0.0], [0.0, 1.0]]))
+    >>> feature_max(M, np.array([0, 0, 1]), 2).toarray().tolist()
+    [[2.0, 3.0], [0.0, 1.0]]
+    """
+    n_features = M.shape[1]
+    rows = np.repeat(np.asarray(groups, np.int64), np.diff(M.indptr))
+    key = rows * np.int64(n_features) + M.indices
+    a = np.abs(M.data)
+    if not key.shape[0]:
+        return sp.csr_matrix((n_groups, n_features))
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    mx = np.maximum.reduceat(a[order], starts)
+    k = key[starts]
+    out = sp.csr_matrix((mx, (k // n_features, k % n_features)),
+                        shape=(n_groups, n_features))
+    out.sort_indices()
+    return out
+
+
+def stat_range(stats, groups, n_groups):
+    """``(lo, hi)``: each group's smallest and largest statistic (``+inf``,
+    ``-inf`` for an empty group), or ``(None, None)`` without statistics.
+
+    >>> lo, hi = stat_range(np.array([3.0, 1.0, 2.0]), np.array([0, 0, 1]), 2)
+    >>> lo.tolist(), hi.tolist()
+    ([1.0, 2.0], [3.0, 2.0])
+    """
+    if stats is None:
+        return None, None
+    lo = np.full(n_groups, np.inf)
+    hi = np.full(n_groups, -np.inf)
+    np.minimum.at(lo, groups, stats)
+    np.maximum.at(hi, groups, stats)
+    return lo, hi
+
+
+def dot_bounds(A, summary):
+    """Upper bounds on ``A[r] . y`` as the job computes it, for every vector
+    ``y`` of each group: ``(n_rows, n_groups)`` float64.
+
+    ``|A| @ summary.T`` (one sparse product), raised by a relative
+    ``nnz(row) * 2**-40`` and an absolute ``nnz(row) * 2**-1000``: at least
+    every rounded dot product whatever the order of the additions (proof in
+    the module doc).
+
+    >>> import scipy.sparse as sp
+    >>> A = sp.csr_matrix(np.array([[0.6, -0.8]]))
+    >>> S = sp.csr_matrix(np.array([[1.0, 0.5]]))
+    >>> float(dot_bounds(A, S)[0, 0]) > 1.0
+    True
+    """
+    absA = A.copy()
+    absA.data = np.abs(absA.data)
+    U = (absA @ summary.T).toarray()
+    n = np.diff(A.indptr).astype(np.float64)[:, None]
+    with np.errstate(over="ignore"):
+        return U * (1.0 + n * DOT_SLACK) + n * DOT_TINY
+
+
+def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
+    """Upper bounds on scores from upper bounds on dot products.
+
+    Parameters
+    ----------
+    measure : str
+        One of :data:`SUPPORTED`.
+    dub : numpy.ndarray
+        ``(n_rows, n_groups)`` dot-product bounds (:func:`dot_bounds`).
+    row_stats : numpy.ndarray or None
+        The rows' statistics (the measure's, see :mod:`mrjobs.measures`).
+    lo, hi : numpy.ndarray or None
+        Each group's smallest and largest statistic (:func:`stat_range`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_rows, n_groups)``: at least the score the job computes for any
+        row and any vector of the group (``-inf`` for an empty group), raised
+        by a relative :data:`SCORE_SLACK` against the rounding of the scoring.
+
+    Notes
+    -----
+    For each measure the bound is the exact maximum, over the group's range
+    of statistics, of the score at the dot bound (closed forms in the
+    module doc).  ``cosine``, ``pearson``, ``dot``, ``cooccurrence`` and the
+    count measures score with operations that are each monotone in ``d``
+    (clamping, exact integer sums, one correctly rounded division), so the
+    job's rounded score never exceeds the rounded bound.  ``tanimoto``
+    rounds to a relative ~1e-12 (the norms' ratio ``t`` comes from ``exp``
+    of a difference of logarithms below ~710; its denominator is >= 3/4).
+    For ``euclidean`` the job's ``q = 1 + t^2 - 2 t c`` carries an absolute
+    error below ~1e-12 (the same ``t``), scaled by the larger norm squared:
+    the bound lowers ``q`` by :data:`Q_SLACK` (2**-36), which covers it
+    whichever vector is the larger, and the remaining rounding (log, exp,
+    one division) is relative ~1e-13.
+
+    Examples
+    --------
+    >>> float(score_bounds("cosine", np.array([[0.5]]))[0, 0]) > 0.5
+    True
+    >>> score_bounds("jaccard", np.array([[2.0]]), np.array([4.0]),
+    ...               np.array([4.0]), np.array([6.0])).round(6).tolist()
+    [[0.333333]]
+    """
+    if measure not in SUPPORTED:
+        raise ValueError("measure %r cannot be pruned; expected one of %s"
+                         % (measure, ", ".join(sorted(SUPPORTED))))
+    d = np.asarray(dub, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        if measure in ("dot", "cooccurrence"):
+            s = d.copy()
+        elif measure in ("cosine", "pearson"):
+            s = _unit(d)
+        else:
+            a = np.asarray(row_stats, dtype=np.float64)[:, None]
+            lo = np.asarray(lo, dtype=np.float64)[None, :]
+            hi = np.asarray(hi, dtype=np.float64)[None, :]
+            s = _STAT_BOUNDS[measure](d, a, lo, hi)
+            s = np.where(lo <= hi, s, -np.inf)
+        return s + SCORE_SLACK * np.abs(np.where(np.isfinite(s), s, 0.0))
+
+
+def _unit(d):
+    """The job's cosine from a bound on the sum: clamped, snapped up to 1."""
+    c = np.clip(d, -1.0, 1.0)
+    return np.where(c >= 1.0 - measures.UNIT_SNAP, 1.0, c)
+
+
+def _tanimoto_bound(d, a, lo, hi):
+    # c t / (1 + t^2 - c t) grows with c, and with t for c >= 0: take the
+    # group's norm closest to the row's; for c <= 0 the score is <= 0
+    c = _unit(d)
+    t = np.exp(-np.abs(a - np.clip(a, lo, hi)))
+    ct = c * t
+    return np.where(c > 0, ct / (1.0 + t * t - ct), 0.0)
+
+
+def _euclidean_bound(d, a, lo, hi):
+    # |x - y|^2 = |x|^2 + |y|^2 - 2 |x| |y| c is smallest at |y| = |x| c
+    # (clamped into the group's range; the smallest |y| for c <= 0)
+    c = _unit(d)
+    b = np.where(c > 0, np.clip(a + np.log(np.where(c > 0, c, 1.0)), lo, hi), lo)
+    top = np.maximum(a, b)
+    t = np.exp(np.minimum(a, b) - top)
+    q = np.maximum(1.0 + t * t - 2.0 * t * c - Q_SLACK, 0.0)
+    x = top + 0.5 * np.log(np.where(q > 0, q, 1.0))
+    e = np.exp(-np.abs(x))
+    s = np.where(x > 0, e / (1.0 + e), 1.0 / (1.0 + e))
+    return np.where((q > 0) & (top > -np.inf), s, 1.0)
+
+
+def _count_args(d, a, lo, hi):
+    """(largest shared count, the group's count that maximises the score)."""
+    k = np.minimum(np.floor(d), a)
+    return k, np.clip(k, lo, hi)
+
+
+def _jaccard_bound(d, a, lo, hi):
+    k, b = _count_args(d, a, lo, hi)
+    k = np.minimum(k, b)
+    den = a + b - k
+    return np.where(den > 0, k / np.where(den > 0, den, 1.0), 1.0)
+
+
+def _overlap_bound(d, a, lo, hi):
+    # min(k, b) / min(a, b) is largest at the group's smallest count
+    k = np.minimum(np.minimum(np.floor(d), a), lo)
+    den = np.minimum(a, lo)
+    return np.where(den > 0, k / np.where(den > 0, den, 1.0), 1.0)
+
+
+def _cityblock_bound(d, a, lo, hi):
+    k, b = _count_args(d, a, lo, hi)
+    return 1.0 / (1.0 + a + b - 2.0 * np.minimum(k, b))
+
+
+_STAT_BOUNDS = {"tanimoto": _tanimoto_bound, "euclidean": _euclidean_bound,
+                "jaccard": _jaccard_bound, "overlap": _overlap_bound,
+                "cityblock": _cityblock_bound}
+
+
+def group_floor(floor, groups, n_groups):
+    """Each group's smallest per-vector floor (``+inf`` for an empty group)."""
+    out = np.full(n_groups, np.inf)
+    np.minimum.at(out, groups, floor)
+    return out
+
+
+def live_cells(bound, row_floor, col_floor, col_groups, n_groups):
+    """Which (row, column group) products can hold a kept score.
+
+    Parameters
+    ----------
+    bound : numpy.ndarray
+        ``(n_rows, n_groups)`` score bounds (:func:`score_bounds`).
+    row_floor, col_floor : numpy.ndarray
+        Per vector, the score a pair must reach to be kept for it: the
+        threshold, or the larger of the threshold and the k-th best score
+        known (:func:`topk_floors`); ``-inf`` where anything goes.
+    col_groups : numpy.ndarray
+        The group of each column vector.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean ``(n_rows, n_groups)``.  A pair ``(r, c)`` in a dead cell
+        scores below ``row_floor[r]`` and below ``col_floor[c]``: it is kept
+        in neither direction, so it need not be computed.
+
+    Examples
+    --------
+    >>> live_cells(np.array([[0.4, 0.9]]), np.array([0.5]), np.array([0.5, 0.5]),
+    ...            np.array([0, 1]), 2).tolist()
+    [[False, True]]
+    """
+    need = np.minimum(np.asarray(row_floor, np.float64)[:, None],
+                      group_floor(col_floor, col_groups, n_groups)[None, :])
+    return bound >= need
+
+
+def topk_floors(n, k, r, c, scores, others=None):
+    """Each vector's k-th best score among the scored pairs given, ``-inf``
+    with fewer than ``k``: a lower bound on its k-th best in the block pair.
+
+    Parameters
+    ----------
+    n : int
+        Number of vectors of the side.
+    k : int
+    r, c : numpy.ndarray
+        The side's vector and the other vector of each pair (distinct
+        pairs, each counted once per side it is listed for).
+    scores : numpy.ndarray
+        Their scores (non-finite scores are left out).
+
+    Examples
+    --------
+    >>> topk_floors(2, 2, np.array([0, 0, 0, 1]), np.array([1, 2, 3, 0]),
+    ...             np.array([0.2, 0.9, 0.5, 0.7])).tolist()
+    [0.5, -inf]
+    """
+    floor = np.full(n, -np.inf)
+    ok = np.isfinite(scores)
+    r, scores = r[ok], scores[ok]
+    if not r.shape[0]:
+        return floor
+    order = np.lexsort((-scores, r))
+    r, scores = r[order], scores[order]
+    starts = np.flatnonzero(np.concatenate(([True], r[1:] != r[:-1])))
+    counts = np.diff(np.append(starts, r.shape[0]))
+    full = counts >= k
+    floor[r[starts[full]]] = scores[starts[full] + k - 1]
+    return floor
+
+
+def product(A, C, exact_zeros=False):
+    """``(rows, cols, dots)`` of ``A @ C.T`` (local indices), every pair that
+    shares a feature; with ``exact_zeros`` also the pairs whose products
+    cancel to exactly 0.0 (scipy's product drops them)."""
+    P = (A @ C.T).tocsr()
+    r = np.repeat(np.arange(P.shape[0], dtype=np.int64), np.diff(P.indptr))
+    c = P.indices.astype(np.int64)
+    d = P.data
+    if not exact_zeros:
+        return r, c, d
+    Ab, Cb = A.copy(), C.copy()
+    Ab.data = np.ones_like(Ab.data)
+    Cb.data = np.ones_like(Cb.data)
+    Q = (Ab @ Cb.T).tocsr()
+    if Q.nnz == P.nnz:
+        return r, c, d
+    qr = np.repeat(np.arange(Q.shape[0], dtype=np.int64), np.diff(Q.indptr))
+    qc = Q.indices.astype(np.int64)
+    width = np.int64(C.shape[0] + 1)
+    have = r * width + c
+    order = np.argsort(have)
+    want = qr * width + qc
+    pos = np.minimum(np.searchsorted(have, want, sorter=order), max(have.shape[0] - 1, 0))
+    found = (have[order[pos]] == want) if have.shape[0] else np.zeros(want.shape[0], bool)
+    out = np.zeros(want.shape[0])
+    out[found] = d[order[pos[found]]]
+    return qr, qc, out
+
+
+class Layout:
+    """The vectors of one side permuted so that each group is a slice."""
+
+    def __init__(self, M, groups, n_groups):
+        self.groups = groups
+        self.n_groups = n_groups
+        self.perm = np.argsort(groups, kind="stable")
+        self.edges = np.searchsorted(groups[self.perm], np.arange(n_groups + 1))
+        self.M = M[self.perm]
+        self.pos = np.empty_like(self.perm)
+        self.pos[self.perm] = np.arange(self.perm.shape[0])
+
+    def members(self, g):
+        """Original indices of group ``g``'s vectors."""
+        return self.perm[self.edges[g]:self.edges[g + 1]]
+
+    def block(self, g):
+        return self.M[self.edges[g]:self.edges[g + 1]]
+
+
+def side_bounds(A, C, col_groups, n_groups, measure, row_stats, col_stats):
+    """Score bounds of the rows of ``A`` against each group of ``C``'s rows."""
+    S = feature_max(C, col_groups, n_groups)
+    lo, hi = stat_range(col_stats, col_groups, n_groups)
+    return score_bounds(measure, dot_bounds(A, S), row_stats, lo, hi)
+
+
+class PairPlan:
+    """What a block pair must multiply, decided before the product.
+
+    Parameters
+    ----------
+    A, C : scipy.sparse.csr_matrix
+        Prepared weights of the rows' block and the columns' block, over the
+        same features (``C is A`` for a diagonal pair).
+    measure : str
+        One of :data:`SUPPORTED`.
+    scorer : callable
+        ``scorer(dots, rows, cols) -> scores``, the job's scores (only called
+        with top-k, for the first pass).
+    threshold, k : float or None, int or None
+        The job's ``--threshold`` and ``--top-k``.
+    row_stats, col_stats : numpy.ndarray or None
+        The measure's statistics of the two blocks' vectors.
+    diagonal : bool
+        A block against itself: each unordered pair once.
+    include_self : bool
+        (diagonal) the pair of a vector with itself is scored.
+    mirror : bool
+        Columns keep their own best (False: only the rows' side is kept,
+        as with ``--queries``).
+    group_size : int
+        Vectors per group.  Finer groups bound more tightly and cost more
+        small products.
+    how : str
+        How vectors are grouped (:func:`group_rows`).
+    exact_zeros : bool
+        Pairs whose products cancel to 0.0 are scored (negative weights).
+
+    Pairs in dead cells score below both vectors' floors (see
+    :func:`live_cells`): the rest, :meth:`pairs`, holds every pair that the
+    unpruned job would keep in either direction.
+    """
+
+    def __init__(self, A, C, measure, scorer, threshold=None, k=None, row_stats=None,
+                 col_stats=None, diagonal=False, include_self=False, mirror=True,
+                 group_size=64, how="order", exact_zeros=False):
+        self.A, self.C, self.diagonal = A, (A if diagonal else C), diagonal
+        self.include_self, self.exact_zeros = include_self, exact_zeros
+        self.products = 0
+        rg, n_rg = group_rows(A, group_size, how)
+        self.rows = Layout(A, rg, n_rg)
+        self.cols = self.rows if diagonal else Layout(C, *group_rows(C, group_size, how))
+        cl = self.cols
+        self.rb = side_bounds(A, self.C, cl.groups, cl.n_groups, measure, row_stats,
+                              row_stats if diagonal else col_stats)
+        if diagonal:
+            self.cb = self.rb
+        elif mirror:
+            self.cb = side_bounds(C, A, rg, n_rg, measure, col_stats, row_stats)
+        else:
+            self.cb = None
+        t = -np.inf if threshold is None else float(threshold)
+        self.theta_r = np.full(A.shape[0], t)
+        self.theta_c = np.full(self.C.shape[0], t if mirror else np.inf)
+        self.first = None
+        if k is not None:
+            self._first_pass(scorer, k, t)
+        self._live()
+
+    def _live(self):
+        rl, cl = self.rows, self.cols
+        theta_c = self.theta_r if self.diagonal else self.theta_c
+        self.live_r = live_cells(self.rb, self.theta_r, theta_c, cl.groups, cl.n_groups)
+        if self.diagonal:
+            self.live_c = self.live_r
+        elif self.cb is not None:
+            self.live_c = live_cells(self.cb, theta_c, self.theta_r, rl.groups, rl.n_groups)
+        else:
+            self.live_c = None
+        self.cells = self.live_r.size
+        self.cells_pruned = int(self.cells - self.live_r.sum())
+        self.rows_pruned = int((~self.live_r.any(axis=1)).sum())
+        self.cols_pruned = (0 if self.diagonal or self.live_c is None
+                            else int((~self.live_c.any(axis=1)).sum()))
+        self.pair_pruned = bool(self.rows_pruned == self.A.shape[0]
+                                or self.cols_pruned == self.C.shape[0])
+        if self.first is not None:
+            # the first pass's cells are done
+            for live, best in ((self.live_r, self.best_r), (self.live_c, self.best_c)):
+                if live is not None and best is not None:
+                    done = np.flatnonzero(best >= 0)
+                    live[done, best[done]] = False
+
+    def row_order(self):
+        """The order in which to take rows in chunks (for a diagonal pair,
+        grouped, so that each chunk meets each group's pairs once)."""
+        return self.rows.perm if self.diagonal else np.arange(self.A.shape[0])
+
+    def pairs(self, rows):
+        """``(rows, cols, dots)`` of the live cells of ``rows`` (a slice of
+        :meth:`row_order`), in the two blocks' indices; for a diagonal pair
+        each pair once, ``row <= col``.  The first pass's pairs are in
+        :attr:`first`."""
+        rl, cl = self.rows, self.cols
+        rows = np.asarray(rows, np.int64)
+        out = []
+        for g in range(cl.n_groups):
+            live = rows[self.live_r[rows, g]]
+            if self.diagonal:
+                live = live[rl.pos[live] < cl.edges[g + 1]]
+            if not live.shape[0]:
+                continue
+            members, block = cl.members(g), cl.block(g)
+            if self.live_c is not None and not self.diagonal:
+                some = self.live_c[members][:, np.unique(rl.groups[live])].any(axis=1)
+                if not some.any():
+                    continue
+                members, block = members[some], block[some]
+            r, c, d = product(self.A[live], block, self.exact_zeros)
+            self.products += d.shape[0]
+            r, c = live[r], members[c]
+            keep = (np.ones(r.shape[0], bool) if self.live_c is None
+                    else self.live_c[c, rl.groups[r]])
+            if self.diagonal:
+                keep &= (rl.pos[r] <= rl.pos[c]) if self.include_self else (rl.pos[r] < rl.pos[c])
+            r, c, d = r[keep], c[keep], d[keep]
+            if self.diagonal:
+                r, c = np.minimum(r, c), np.maximum(r, c)
+            out.append((r, c, d))
+        e = np.empty(0, np.int64)
+        return tuple(np.concatenate(x) for x in zip(*out)) if out else (e, e, np.empty(0))
+
+    def _first_pass(self, scorer, k, t):
+        """Each row against its most promising group (and, mirrored, each
+        column against its): the k-th best score found is a floor."""
+        self.best_r = self._best(self.rb, t)
+        parts = [self._cells_by(self.best_r, self.A, self.cols, False)]
+        self.best_c = None
+        if self.cb is not None and not self.diagonal:
+            self.best_c = self._best(self.cb, t)
+            parts.append(self._cells_by(self.best_c, self.C, self.rows, True))
+        r, c, d = (np.concatenate(x) for x in zip(*parts))
+        if self.diagonal:
+            r, c = np.minimum(r, c), np.maximum(r, c)
+            ok = (r < c) | ((r == c) & self.include_self)
+            r, c, d = r[ok], c[ok], d[ok]
+        key = r * np.int64(self.C.shape[0]) + c
+        _, first = np.unique(key, return_index=True)
+        r, c, d = r[first], c[first], d[first]
+        s = np.asarray(scorer(d, r, c), dtype=np.float64)
+        if self.diagonal:
+            two = r != c
+            floor = topk_floors(self.A.shape[0], k, np.concatenate((r, c[two])),
+                                np.concatenate((c, r[two])), np.concatenate((s, s[two])))
+            self.theta_r = np.maximum(self.theta_r, floor)
+        else:
+            self.theta_r = np.maximum(self.theta_r, topk_floors(self.A.shape[0], k, r, c, s))
+            if self.cb is not None:
+                self.theta_c = np.maximum(self.theta_c,
+                                          topk_floors(self.C.shape[0], k, c, r, s))
+        self.first = (r, c, d)
+
+    @staticmethod
+    def _best(bound, t):
+        """Each vector's group of largest bound; -1 where none can reach ``t``."""
+        best = np.argmax(bound, axis=1) if bound.shape[1] else np.zeros(bound.shape[0], int)
+        if bound.shape[1]:
+            best[bound[np.arange(bound.shape[0]), best] < t] = -1
+        else:
+            best[:] = -1
+        return best
+
+    def _cells_by(self, best, M, layout, flip):
+        """Products of each vector of ``M`` with the group ``best`` names."""
+        out = []
+        order = np.argsort(best, kind="stable")
+        b = best[order]
+        edges = np.flatnonzero(np.concatenate(([True], b[1:] != b[:-1], [True])))
+        for s, e in zip(edges[:-1], edges[1:]):
+            g = int(b[s])
+            if g < 0:
+                continue
+            idx = order[s:e]
+            r, c, d = product(M[idx], layout.block(g), self.exact_zeros)
+            self.products += d.shape[0]
+            r, c = idx[r], layout.members(g)[c]
+            out.append((c, r, d) if flip else (r, c, d))
+        e = np.empty(0, np.int64)
+        return tuple(np.concatenate(x) for x in zip(*out)) if out else (e, e, np.empty(0))
