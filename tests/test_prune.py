@@ -84,6 +84,8 @@ def emitted(r, c, scores, threshold, k, diagonal, mirror):
 
 def run_both(measure, A, C, rs, cs, threshold=None, k=None, diagonal=False, include_self=False,
              mirror=True, group_size=4, how="order", n_features=None):
+    if diagonal:
+        C, cs = A, rs
     exact_zeros = bool((A.data < 0).any() or (C.data < 0).any())
     scorer = scorer_for(measure, rs, rs if diagonal else cs, n_features)
     r, c, d = all_pairs(A, C, diagonal, include_self, exact_zeros)
@@ -105,3 +107,146 @@ def run_both(measure, A, C, rs, cs, threshold=None, k=None, diagonal=False, incl
     got = emitted(pr, pc, scorer(pd, pr, pc), threshold, k, diagonal, mirror)
     assert got == want
     return plan, r.shape[0], pr.shape[0]
+
+
+HYPOTHESIS = settings(derandomize=True, max_examples=25, deadline=None,
+                      suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(HYPOTHESIS, max_examples=10)
+
+COUNT_MEASURES = ("cooccurrence", "jaccard", "overlap", "cityblock")
+
+
+def raw_for(measure, seed, n, negative=False, float32=False, scale=1.0, **kw):
+    raw = corpus(seed, n, negative=negative and measure not in COUNT_MEASURES,
+                 float32=float32, **kw)
+    raw.data *= scale
+    return raw
+
+
+# -- the bounds themselves ------------------------------------------------------
+
+@HYPOTHESIS
+@given(seed=st.integers(0, 2**32 - 1), negative=st.booleans(), float32=st.booleans(),
+       scale=st.sampled_from([1.0, 1e-160, 1e-300, 1e150, 3.0]),
+       size=st.integers(1, 9))
+def test_dot_bounds_are_at_least_every_computed_dot(seed, negative, float32, scale, size):
+    A = raw_for("dot", seed, 30, negative, float32, scale)
+    C = raw_for("dot", seed + 1, 25, negative, float32, scale)
+    groups, n_groups = prune.group_rows(C, size)
+    U = prune.dot_bounds(A, prune.feature_max(C, groups, n_groups))
+    with np.errstate(over="ignore"):
+        D = (A @ C.T).toarray()
+    assert (D <= U[:, groups]).all()
+
+
+@pytest.mark.parametrize("measure", PRUNABLE)
+@HYPOTHESIS
+@given(seed=st.integers(0, 2**32 - 1), negative=st.booleans(), float32=st.booleans(),
+       size=st.integers(1, 9), how=st.sampled_from(["order", "heaviest", "length"]))
+def test_score_bounds_are_at_least_every_score(measure, seed, negative, float32, size, how):
+    A, rs = prepared(measure, raw_for(measure, seed, 30, negative, float32))
+    C, cs = prepared(measure, raw_for(measure, seed + 7, 25, negative, float32))
+    groups, n_groups = prune.group_rows(C, size, how)
+    S = prune.side_bounds(A, C, groups, n_groups, measure, rs, cs)
+    r, c, d = prune.product(A, C, exact_zeros=True)
+    s = scorer_for(measure, rs, cs)(d, r, c)
+    ok = np.isfinite(s)
+    assert (s[ok] <= S[r[ok], groups[c[ok]]]).all()
+
+
+@pytest.mark.parametrize("measure", ["tanimoto", "euclidean"])
+@pytest.mark.parametrize("scale", [1e-200, 1e-8, 1.0, 1e8, 1e200])
+def test_norm_measures_bounds_hold_at_extreme_scales(measure, scale):
+    # near-identical vectors of very different or very large norms: the
+    # scoring's rounding is largest there
+    rng = np.random.default_rng(5)
+    base = rng.exponential(1.0, (1, 30)) * (rng.random((1, 30)) < 0.5)
+    rows = np.repeat(base, 12, axis=0) * np.geomspace(scale, scale * 1e3, 12)[:, None]
+    rows[::3] *= 1.0 + 1e-9 * rng.random((4, 30))
+    A, rs = prepared(measure, sp.csr_matrix(rows))
+    groups, n_groups = prune.group_rows(A, 3, "length")
+    S = prune.side_bounds(A, A, groups, n_groups, measure, rs, rs)
+    r, c, d = prune.product(A, A)
+    s = scorer_for(measure, rs, rs)(d, r, c)
+    assert (s <= S[r, groups[c]]).all()
+
+
+def test_loglikelihood_is_not_pruned():
+    # LLR grows when two vectors share far *fewer* features than expected as
+    # well as far more: no bound from an upper bound on the shared count
+    assert not prune.supports("loglikelihood")
+    llr = measures.log_likelihood_ratio
+    assert llr(0.0, 50.0, 50.0, 900.0) > llr(2.5, 47.5, 47.5, 902.5)
+    with pytest.raises(ValueError, match="cannot be pruned"):
+        prune.score_bounds("loglikelihood", np.zeros((1, 1)))
+
+
+def test_feature_max_and_heaviest_grouping():
+    M = sp.csr_matrix(np.array([[0.0, -5.0, 1.0], [2.0, 0.0, 0.0], [0.0, 1.0, 4.0],
+                                [0.0, 0.0, 0.0]]))
+    S = prune.feature_max(M, np.array([0, 1, 0, 1]), 2)
+    assert S.toarray().tolist() == [[0.0, 5.0, 4.0], [2.0, 0.0, 0.0]]
+    groups, n = prune.group_rows(M, 2, "heaviest")
+    # heaviest features: 1, 0, 2, none (-1): sorted -1, 0, 1, 2
+    assert (n, groups.tolist()) == (2, [1, 0, 1, 0])
+    with pytest.raises(ValueError, match="how must be"):
+        prune.group_rows(M, 2, "random")
+
+
+# -- the plan against brute force ------------------------------------------------
+
+SHAPES = {"diagonal": dict(diagonal=True), "pair": dict(), "queries": dict(mirror=False),
+          "self": dict(diagonal=True, include_self=True)}
+
+
+@pytest.mark.parametrize("measure", PRUNABLE)
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@FEW
+@given(seed=st.integers(0, 2**32 - 1), negative=st.booleans(), float32=st.booleans(),
+       threshold=st.sampled_from([None, 0.05, 0.3, 0.6, 0.9]),
+       k=st.sampled_from([None, 1, 3, 10]), size=st.integers(1, 12),
+       how=st.sampled_from(["order", "heaviest", "length"]))
+def test_plan_keeps_everything_the_job_keeps(measure, shape, seed, negative, float32,
+                                             threshold, k, size, how):
+    if threshold is None and k is None:
+        k = 2
+    if measure in ("dot", "cooccurrence") and threshold is not None:
+        threshold *= 4.0
+    A, rs = prepared(measure, raw_for(measure, seed, 40, negative, float32))
+    C, cs = prepared(measure, raw_for(measure, seed + 3, 30, negative, float32))
+    run_both(measure, A, C, rs, cs, threshold, k, group_size=size, how=how, **SHAPES[shape])
+
+
+@pytest.mark.parametrize("measure", PRUNABLE)
+@pytest.mark.parametrize("shape", ["diagonal", "pair"])
+def test_thresholds_at_just_above_and_just_below_real_scores(measure, shape):
+    raw = raw_for(measure, 11, 40, negative=True)
+    # exact duplicates: ties at the threshold and in the top-k lists
+    raw = sp.vstack([raw, raw[:6]]).tocsr()
+    A, rs = prepared(measure, raw)
+    C, cs = (A, rs) if shape == "diagonal" else prepared(measure, raw_for(measure, 12, 30))
+    diag = shape == "diagonal"
+    r, c, d = all_pairs(A, C, diag, False, True)
+    s = scorer_for(measure, rs, rs if diag else cs)(d, r, c)
+    real = np.unique(s[np.isfinite(s)])
+    for q in (0.5, 0.8, 0.95, 1.0):
+        t = float(real[min(int(q * real.shape[0]), real.shape[0] - 1)])
+        for threshold in (t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf)):
+            for k in (None, 1, 2):
+                run_both(measure, A, C, rs, cs, float(threshold), k, diagonal=diag,
+                         group_size=3, how="heaviest")
+
+
+def test_pruning_skips_products_and_whole_block_pairs():
+    A, rs = prepared("cosine", corpus(3, 200, n_feats=400, density=0.02))
+    plan, total, computed = run_both("cosine", A, A, rs, rs, 0.8, None, diagonal=True,
+                                     group_size=8, how="heaviest")
+    assert computed < total / 2
+    assert plan.cells_pruned > plan.cells / 2 and plan.rows_pruned > 0
+    # two blocks over disjoint features: nothing can reach any threshold > 0
+    B = sp.csr_matrix(np.hstack([A.toarray()[:, :200] * 0, A.toarray()[:, 200:]]))
+    C = sp.csr_matrix(np.hstack([A.toarray()[:, :200], A.toarray()[:, 200:] * 0]))
+    B.eliminate_zeros(), C.eliminate_zeros()
+    plan = prune.PairPlan(B, C, "cosine", None, threshold=0.01, group_size=8)
+    assert plan.pair_pruned and plan.pairs(plan.row_order())[0].shape[0] == 0
+    assert plan.products == 0
