@@ -440,21 +440,26 @@ def product(A, C, exact_zeros=False):
     """``(rows, cols, dots)`` of ``A @ C.T`` (local indices), every pair that
     shares a feature; with ``exact_zeros`` also the pairs whose products
     cancel to exactly 0.0 (scipy's product drops them)."""
-    P = (A @ C.T).tocsr()
+    return product_t(A, C.T.tocsr(), exact_zeros)
+
+
+def product_t(A, Ct, exact_zeros=False):
+    """:func:`product` with the right side given transposed (CSR)."""
+    P = (A @ Ct).tocsr()
     r = np.repeat(np.arange(P.shape[0], dtype=np.int64), np.diff(P.indptr))
     c = P.indices.astype(np.int64)
     d = P.data
     if not exact_zeros:
         return r, c, d
-    Ab, Cb = A.copy(), C.copy()
+    Ab, Cb = A.copy(), Ct.copy()
     Ab.data = np.ones_like(Ab.data)
     Cb.data = np.ones_like(Cb.data)
-    Q = (Ab @ Cb.T).tocsr()
+    Q = (Ab @ Cb).tocsr()
     if Q.nnz == P.nnz:
         return r, c, d
     qr = np.repeat(np.arange(Q.shape[0], dtype=np.int64), np.diff(Q.indptr))
     qc = Q.indices.astype(np.int64)
-    width = np.int64(C.shape[0] + 1)
+    width = np.int64(Ct.shape[1] + 1)
     have = r * width + c
     order = np.argsort(have)
     want = qr * width + qc
@@ -466,23 +471,48 @@ def product(A, C, exact_zeros=False):
 
 
 class Layout:
-    """The vectors of one side permuted so that each group is a slice."""
+    """The vectors of one side, grouped.
+
+    ``keyed`` is the side's matrix over *(group, feature)* columns: a
+    vector's entry for feature ``f`` sits in column ``(group, f)``.  A row
+    spread over the same columns for the groups it is live against meets, in
+    one sparse product, exactly the vectors of those groups -- the same
+    terms added in the same order as its plain product, so the same bits.
+    """
 
     def __init__(self, M, groups, n_groups):
-        self.groups = groups
-        self.n_groups = n_groups
+        self.M, self.groups, self.n_groups = M, groups, n_groups
         self.perm = np.argsort(groups, kind="stable")
         self.edges = np.searchsorted(groups[self.perm], np.arange(n_groups + 1))
-        self.M = M[self.perm]
         self.pos = np.empty_like(self.perm)
         self.pos[self.perm] = np.arange(self.perm.shape[0])
+        self.n_features = np.int64(M.shape[1])
+        key = (np.repeat(groups.astype(np.int64), np.diff(M.indptr)) * self.n_features
+               + M.indices)
+        self.keys, inverse = np.unique(key, return_inverse=True)
+        keyed = sp.csr_matrix((M.data, inverse.ravel(), M.indptr),
+                              shape=(M.shape[0], self.keys.shape[0]))
+        self.keyed_t = keyed.T.tocsr()
+        self.keyed_t.sort_indices()
 
-    def members(self, g):
-        """Original indices of group ``g``'s vectors."""
-        return self.perm[self.edges[g]:self.edges[g + 1]]
+    def spread(self, A, rows, groups):
+        """``A``'s rows ``rows``, each over the columns of group ``groups``
+        (only the features the group has)."""
+        A_rows = A[rows]
+        lengths = np.diff(A_rows.indptr)
+        key = np.repeat(np.asarray(groups, np.int64), lengths) * self.n_features + A_rows.indices
+        at = np.searchsorted(self.keys, key)
+        at = np.minimum(at, max(self.keys.shape[0] - 1, 0))
+        hit = (self.keys[at] == key) if self.keys.shape[0] else np.zeros(key.shape, bool)
+        owner = np.repeat(np.arange(len(rows)), lengths)[hit]
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(owner, minlength=len(rows)))))
+        return sp.csr_matrix((A_rows.data[hit], at[hit], indptr),
+                             shape=(len(rows), self.keys.shape[0]))
 
-    def block(self, g):
-        return self.M[self.edges[g]:self.edges[g + 1]]
+    def product(self, A, rows, groups, exact_zeros=False):
+        """``(rows, cols, dots)`` of each row against the vectors of its group."""
+        r, c, d = product_t(self.spread(A, rows, groups), self.keyed_t, exact_zeros)
+        return np.asarray(rows, np.int64)[r], c, d
 
 
 def side_bounds(A, C, col_groups, n_groups, measure, row_stats, col_stats):
@@ -591,32 +621,21 @@ class PairPlan:
         :attr:`first`."""
         rl, cl = self.rows, self.cols
         rows = np.asarray(rows, np.int64)
-        out = []
-        for g in range(cl.n_groups):
-            live = rows[self.live_r[rows, g]]
-            if self.diagonal:
-                live = live[rl.pos[live] < cl.edges[g + 1]]
-            if not live.shape[0]:
-                continue
-            members, block = cl.members(g), cl.block(g)
-            if self.live_c is not None and not self.diagonal:
-                some = self.live_c[members][:, np.unique(rl.groups[live])].any(axis=1)
-                if not some.any():
-                    continue
-                members, block = members[some], block[some]
-            r, c, d = product(self.A[live], block, self.exact_zeros)
-            self.products += d.shape[0]
-            r, c = live[r], members[c]
-            keep = (np.ones(r.shape[0], bool) if self.live_c is None
-                    else self.live_c[c, rl.groups[r]])
-            if self.diagonal:
-                keep &= (rl.pos[r] <= rl.pos[c]) if self.include_self else (rl.pos[r] < rl.pos[c])
-            r, c, d = r[keep], c[keep], d[keep]
-            if self.diagonal:
-                r, c = np.minimum(r, c), np.maximum(r, c)
-            out.append((r, c, d))
-        e = np.empty(0, np.int64)
-        return tuple(np.concatenate(x) for x in zip(*out)) if out else (e, e, np.empty(0))
+        live = self.live_r[rows]
+        if self.diagonal:
+            # groups wholly before a row hold no pair (row, later vector)
+            live &= cl.edges[1:][None, :] > rl.pos[rows][:, None]
+        at, groups = np.nonzero(live)
+        r, c, d = cl.product(self.A, rows[at], groups, self.exact_zeros)
+        self.products += d.shape[0]
+        keep = (np.ones(r.shape[0], bool) if self.live_c is None
+                else self.live_c[c, rl.groups[r]])
+        if self.diagonal:
+            keep &= (rl.pos[r] <= rl.pos[c]) if self.include_self else (rl.pos[r] < rl.pos[c])
+        r, c, d = r[keep], c[keep], d[keep]
+        if self.diagonal:
+            r, c = np.minimum(r, c), np.maximum(r, c)
+        return r, c, d
 
     def _first_pass(self, scorer, k, t):
         """Each row against its most promising group (and, mirrored, each
@@ -660,18 +679,7 @@ class PairPlan:
 
     def _cells_by(self, best, M, layout, flip):
         """Products of each vector of ``M`` with the group ``best`` names."""
-        out = []
-        order = np.argsort(best, kind="stable")
-        b = best[order]
-        edges = np.flatnonzero(np.concatenate(([True], b[1:] != b[:-1], [True])))
-        for s, e in zip(edges[:-1], edges[1:]):
-            g = int(b[s])
-            if g < 0:
-                continue
-            idx = order[s:e]
-            r, c, d = product(M[idx], layout.block(g), self.exact_zeros)
-            self.products += d.shape[0]
-            r, c = idx[r], layout.members(g)[c]
-            out.append((c, r, d) if flip else (r, c, d))
-        e = np.empty(0, np.int64)
-        return tuple(np.concatenate(x) for x in zip(*out)) if out else (e, e, np.empty(0))
+        idx = np.flatnonzero(best >= 0)
+        r, c, d = layout.product(M, idx, best[idx], self.exact_zeros)
+        self.products += d.shape[0]
+        return (c, r, d) if flip else (r, c, d)
