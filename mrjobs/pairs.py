@@ -31,6 +31,7 @@ What happens to a chunk of rows, in order:
 """
 import numpy as np
 
+from . import prune as _prune
 from .kernels import top_k_groups
 
 __all__ = ["pair_best", "ROWS", "COLUMNS"]
@@ -42,7 +43,8 @@ COLUMNS = 1
 
 
 def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
-              include_self=False, mirror=True, stats_a=None, stats_c=None, exclude=None):
+              include_self=False, mirror=True, stats_a=None, stats_c=None, exclude=None,
+              prune=True):
     """Best-scored pairs of the rows of two CSR blocks, in both directions.
 
     Parameters
@@ -66,6 +68,11 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
     stats_a, stats_c, exclude : numpy.ndarray, optional
         Per-row statistics of the measure; pairs left out, as ``row *
         len(C) + col`` (two blocks only).
+    prune : bool
+        With a threshold or ``k`` and a measure :mod:`mrjobs.prune` can
+        bound, skip the (row, column group) products that cannot be kept
+        (:class:`mrjobs.prune.PairPlan`); the results keep the same pairs
+        and scores, though a row's best may come in more than one result.
 
     Yields
     ------
@@ -82,6 +89,15 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
     n_c = C.shape[0]
     held = _Held(k, max(limit, 4 * (k or 0) * n_c) if k is None else 4 * k * n_c, n_c)
     exact_zeros = _may_hold_zero_dots(A.data, C.data)
+    if (prune and exclude is None and _prune.supports(scorer.measure)
+            and (k is not None or scorer.threshold is not None)):
+        plan = _prune.PairPlan(A, C, scorer.measure, _plan_scorer(scorer, stats_a, stats_c),
+                               threshold=scorer.threshold, k=k, row_stats=stats_a,
+                               col_stats=stats_c, diagonal=diagonal,
+                               include_self=include_self, mirror=mirror,
+                               exact_zeros=exact_zeros)
+        return (yield from _pruned_best(plan, scorer, k, limit, held, mirror, diagonal,
+                                        (stats_a, stats_c)))
     Bt = None if diagonal else C.T.tocsr()
     # with k, chunks narrow enough for a dense array of <= 4 * limit cells
     max_rows = max(1, 4 * limit // max(n_c, 1)) if k is not None else None
@@ -101,6 +117,48 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
         start = end
     yield (COLUMNS,) + held.take()
     return products
+
+
+def _plan_scorer(scorer, stats_a, stats_c):
+    """Scores for the plan's first pass: ``-inf`` where the job would not keep
+    a score (so that a top-k floor only counts scores that are kept)."""
+    def score(dots, r, c):
+        scores = scorer.score(dots, None if stats_a is None else stats_a[r],
+                              None if stats_c is None else stats_c[c])
+        keep = scorer.keep(scores)
+        return scores if keep is None else np.where(keep, scores, -np.inf)
+    return score
+
+
+def _pruned_best(plan, scorer, k, limit, held, mirror, diagonal, stats):
+    """:func:`pair_best` over the pairs a :class:`~mrjobs.prune.PairPlan`
+    leaves: its first pass, then its live cells in row chunks."""
+    order = plan.row_order()
+    sizes = np.diff(plan.cols.edges).astype(np.float64)
+    bound = plan.live_r[order] @ sizes
+    if plan.first is not None:
+        chunks = [plan.first]
+    else:
+        chunks = []
+    start = 0
+    for end in _chunk_ends(bound, limit):
+        chunks.append(order[start:end])
+        start = end
+    n_c = plan.C.shape[0]
+    for chunk in chunks:
+        r, c, dots = chunk if isinstance(chunk, tuple) else plan.pairs(chunk)
+        r, c, scores = _chunk_scores(r, c, dots, scorer, stats, diagonal,
+                                     plan.include_self, None, n_c)
+        yield (ROWS,) + _best(r, c, scores, k)
+        if mirror:
+            other = c != r if diagonal else np.ones(c.shape[0], bool)
+            if held.floor is not None:
+                other &= scores >= held.floor[c]
+            held.add(c[other], r[other], scores[other])
+        if held.full():
+            yield (COLUMNS,) + held.take()
+    yield (COLUMNS,) + held.take()
+    return plan.products
 
 
 def _product_bounds(A, C):

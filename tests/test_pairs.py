@@ -58,10 +58,11 @@ def _oracle(A, C, k, threshold, diagonal, include_self):
 
 
 def _run(A, C, k, threshold, limit, diagonal=False, include_self=False, mirror=True,
-         exclude=None):
+         exclude=None, prune=False):
     counts = Counters()
     results = pair_best(A, C, Scorer("dot", counts, threshold), k, limit, diagonal=diagonal,
-                        include_self=include_self, mirror=mirror, exclude=exclude)
+                        include_self=include_self, mirror=mirror, exclude=exclude,
+                        prune=prune)
     got = {ROWS: {}, COLUMNS: {}}
     while True:
         try:
@@ -146,9 +147,10 @@ def test_kernel_imports_neither_mrjob_nor_the_job():
     tree = ast.parse(pathlib.Path(mrjobs.pairs.__file__).read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported == {"numpy", "kernels"}
+    assert imported == {"numpy", "kernels", ""}  # "": from . import prune
     code = ("import sys, mrjobs.pairs; print(sorted(m for m in sys.modules "
             "if m.startswith('mrjobs.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    assert out.split() == ["['mrjobs.kernels',", "'mrjobs.pairs']"]
+    assert out.split() == ["['mrjobs.kernels',", "'mrjobs.measures',", "'mrjobs.pairs',",
+                           "'mrjobs.prune']"]

@@ -11,6 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrjobs import measures, prune
+from mrjobs.counters import Counters
+from mrjobs.pairs import COLUMNS, ROWS, pair_best
+from mrjobs.scoring import Scorer
+from tests.test_pairs import CASES, _block, _oracle, _run
 
 PRUNABLE = sorted(prune.SUPPORTED)
 
@@ -250,3 +254,46 @@ def test_pruning_skips_products_and_whole_block_pairs():
     plan = prune.PairPlan(B, C, "cosine", None, threshold=0.01, group_size=8)
     assert plan.pair_pruned and plan.pairs(plan.row_order())[0].shape[0] == 0
     assert plan.products == 0
+
+
+# -- the pair kernel with pruning (mrjobs.pairs.pair_best) ----------------------
+
+@pytest.mark.parametrize("k,threshold,limit", CASES)
+@pytest.mark.parametrize("shape", ["pair", "diagonal", "self", "queries"])
+def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit):
+    rng = np.random.default_rng(5)
+    A = _block(rng, 23, 9, 0.3)
+    C = A if shape in ("diagonal", "self") else _block(rng, 31, 9, 0.3)
+    diagonal, include_self = shape in ("diagonal", "self"), shape == "self"
+    mirror = shape != "queries"
+    got, products, _ = _run(A, C, k, threshold, limit, diagonal, include_self, mirror,
+                            prune=True)
+    unpruned, all_products, _ = _run(A, C, k, threshold, limit, diagonal, include_self,
+                                     mirror)
+    rows, cols = _oracle(A, C, k, threshold, diagonal, include_self)
+    assert got[ROWS] == rows == unpruned[ROWS]
+    assert got[COLUMNS] == (cols if mirror else {}) == unpruned[COLUMNS]
+
+
+@pytest.mark.parametrize("measure", PRUNABLE)
+@pytest.mark.parametrize("shape", ["pair", "diagonal"])
+def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape):
+    raw = raw_for(measure, 21, 60, negative=True)
+    A, rs = prepared(measure, raw)
+    C, cs = (A, rs) if shape == "diagonal" else prepared(measure, raw_for(measure, 22, 50))
+    for threshold, k in ((0.5, None), (0.8, None), (None, 3), (0.3, 2)):
+        if measure in ("dot", "cooccurrence") and threshold is not None:
+            threshold *= 4.0
+        out = []
+        for flag in (False, True):
+            counts = Counters()
+            results = pair_best(A, C, Scorer(measure, counts, threshold), k, 50,
+                                diagonal=shape == "diagonal", stats_a=rs, stats_c=cs,
+                                prune=flag)
+            got = {}
+            for direction, groups, others, scores in results:
+                for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
+                    got.setdefault((direction, g), []).append((o, s))
+            out.append({key: sorted(v, key=lambda p: (-p[1], p[0]))[:k]
+                        for key, v in got.items()})
+        assert out[0] == out[1]
