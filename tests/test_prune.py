@@ -260,7 +260,8 @@ def test_pruning_skips_products_and_whole_block_pairs():
 
 @pytest.mark.parametrize("k,threshold,limit", CASES)
 @pytest.mark.parametrize("shape", ["pair", "diagonal", "self", "queries"])
-def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit):
+def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit, monkeypatch):
+    monkeypatch.setattr("mrjobs.pairs.LIVE_CELLS_MAX", 1.0)  # always the pruned path
     rng = np.random.default_rng(5)
     A = _block(rng, 23, 9, 0.3)
     C = A if shape in ("diagonal", "self") else _block(rng, 31, 9, 0.3)
@@ -277,7 +278,8 @@ def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit):
 
 @pytest.mark.parametrize("measure", PRUNABLE)
 @pytest.mark.parametrize("shape", ["pair", "diagonal"])
-def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape):
+def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape, monkeypatch):
+    monkeypatch.setattr("mrjobs.pairs.LIVE_CELLS_MAX", 1.0)  # always the pruned path
     raw = raw_for(measure, 21, 60, negative=True)
     A, rs = prepared(measure, raw)
     C, cs = (A, rs) if shape == "diagonal" else prepared(measure, raw_for(measure, 22, 50))
