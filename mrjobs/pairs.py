@@ -94,6 +94,14 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
     if plan is not None:
         return (yield from _pruned_best(plan, scorer, k, limit, held, mirror, diagonal,
                                         (stats_a, stats_c)))
+    return (yield from _full_best(A, C, scorer, k, limit, held, mirror, diagonal,
+                                  include_self, (stats_a, stats_c), exclude, exact_zeros))
+
+
+def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, stats,
+               exclude, exact_zeros):
+    """:func:`pair_best` without pruning: every product, chunk by chunk."""
+    n_c = C.shape[0]
     Bt = None if diagonal else C.T.tocsr()
     # with k, chunks narrow enough for a dense array of <= 4 * limit cells
     max_rows = max(1, 4 * limit // max(n_c, 1)) if k is not None else None
@@ -104,7 +112,7 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
         c0 = start if diagonal else 0
         r, c, dots = _chunk_dots(A[start:end], Bt, start, c0, exact_zeros)
         products += dots.shape[0]
-        r, c, scores = _chunk_scores(r, c, dots, scorer, (stats_a, stats_c),
+        r, c, scores = _chunk_scores(r, c, dots, scorer, stats,
                                      diagonal, include_self, exclude, n_c)
         yield from _chunk_best(r, c, scores, k, limit, (start, end, c0, n_c), held,
                                mirror, diagonal and include_self, diagonal)
