@@ -57,6 +57,9 @@ __all__ = ["BlocksStrategy", "estimate_blocks"]
 DEFAULT_BLOCK_ENTRIES = 2_000_000
 #: bytes of input per vector entry, for estimating entries from input sizes
 INPUT_BYTES_PER_ENTRY = 45
+#: entries up to which a job is small: one block (one block-pair reducer),
+#: since more tasks would cost more in process starts than they share out
+SMALL_ENTRIES = 100_000
 
 
 def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES):
@@ -64,15 +67,17 @@ def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES):
 
     Enough blocks that one holds at most ``block_entries`` entries, and, with
     several reducers, enough block pairs (four per reducer) that uneven pairs
-    -- a diagonal pair computes half a product -- still keep them all busy.
+    -- a diagonal pair computes half a product -- still keep them all busy;
+    but one block for a small input (at most :data:`SMALL_ENTRIES`), whose
+    product costs less than starting more tasks.
 
     >>> estimate_blocks(10_000), estimate_blocks(10_000, reducers=2)
-    (1, 4)
-    >>> estimate_blocks(100_000_000)
-    50
+    (1, 1)
+    >>> estimate_blocks(200_000, reducers=2), estimate_blocks(100_000_000)
+    (4, 50)
     """
     b = max(1, -(-int(entries) // block_entries))
-    if reducers > 1:
+    if reducers > 1 and int(entries) > SMALL_ENTRIES:
         while b * (b + 1) // 2 < 4 * reducers:
             b += 1
     return b

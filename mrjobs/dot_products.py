@@ -40,8 +40,8 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.base import JobError, SparseJob, at_least, finite_float
-from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, BlocksStrategy,
-                           estimate_blocks, pair_memory_bytes)
+from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES,
+                           BlocksStrategy, estimate_blocks, pair_memory_bytes)
 from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_VECTORS_READ,
                              ZERO_WEIGHT)
 from mrjobs.index import PostingAssembler
@@ -212,11 +212,19 @@ class MRSparseDotProducts(SparseJob):
                 kwargs["extra_args"] = list(kwargs["extra_args"]) + ["--blocks", str(o.blocks)]
         return kwargs
 
-    def _default_blocks(self):
-        """--blocks from the input's size (local files) and the runner's cores."""
+    def _input_size(self):
+        """Bytes of the local input files (and queries), or None."""
         paths = list(self.options.args) + ([self.options.queries] if self.options.queries
                                            else [])
-        size = _local_size(paths)
+        return _local_size(paths)
+
+    def _is_small_input(self):
+        size = self._input_size()
+        return size is not None and size // INPUT_BYTES_PER_ENTRY <= SMALL_ENTRIES
+
+    def _default_blocks(self):
+        """--blocks from the input's size (local files) and the runner's cores."""
+        size = self._input_size()
         runner = self.options.runner or "inline"
         reducers = 1
         if runner == "local":
@@ -236,6 +244,11 @@ class MRSparseDotProducts(SparseJob):
 
     def _runner_kwargs(self):
         kwargs = super()._runner_kwargs()
+        if (self._runner_class().alias == "local" and not kwargs.get("num_cores")
+                and self._is_small_input()):
+            # the local runner starts two map and two reduce tasks a step per
+            # core: for a small input, process starts outweigh the work shared
+            kwargs["num_cores"] = 1
         if self.options.queries and self._runner_class().alias == "spark":
             # the Spark runner only tells mappers their input file when asked
             kwargs["emulate_map_input_file"] = True

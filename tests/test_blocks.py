@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mrjobs.blocking import block_of
-from mrjobs.blocks import estimate_blocks
+from mrjobs.blocks import SMALL_ENTRIES, estimate_blocks
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.pairs import _chunk_ends
 from tests import jobs_helpers
@@ -128,7 +128,9 @@ def test_block_assignment_is_stable_and_spread():
 
 def test_estimate_blocks():
     assert estimate_blocks(0) == 1
-    assert estimate_blocks(0, reducers=3) == 5  # 15 pairs: 4 or more per reducer
+    assert estimate_blocks(0, reducers=3) == 1  # small: one block, one pair reducer
+    assert estimate_blocks(SMALL_ENTRIES, reducers=3) == 1
+    assert estimate_blocks(SMALL_ENTRIES + 1, reducers=3) == 5  # 15 pairs: 4 or more each
     assert estimate_blocks(4_000_001) == 3
 
 
