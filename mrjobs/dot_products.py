@@ -245,9 +245,10 @@ class MRSparseDotProducts(SparseJob):
     def _runner_kwargs(self):
         kwargs = super()._runner_kwargs()
         if (self._runner_class().alias == "local" and not kwargs.get("num_cores")
-                and self._is_small_input()):
+                and self.options.strategy == "blocks" and self._is_small_input()):
             # the local runner starts two map and two reduce tasks a step per
             # core: for a small input, process starts outweigh the work shared
+            # (stripes' sums follow the partitioning: it keeps the cores)
             kwargs["num_cores"] = 1
         if self.options.queries and self._runner_class().alias == "spark":
             # the Spark runner only tells mappers their input file when asked
