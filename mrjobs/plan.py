@@ -571,8 +571,9 @@ def _job_blocks(o, input_bytes):
 
 
 def _suggest_blocks(entries, o, R):
-    """The smallest B with at least 4 block pairs a reduce task, blocks of at
-    most DEFAULT_BLOCK_ENTRIES and a pair reducer within --reducer-memory."""
+    """The smallest B with at least 4 block pairs a reduce task (one block for
+    a small input, as the job's default), blocks of at most
+    DEFAULT_BLOCK_ENTRIES and a pair reducer within --reducer-memory."""
     b = estimate_blocks(entries, R, DEFAULT_BLOCK_ENTRIES)
     if o.reducer_memory:
         limit = o.reducer_memory * 2 ** 20
