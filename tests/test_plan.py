@@ -192,4 +192,4 @@ def test_cli_prints_a_plan_and_clear_errors(corpora, tmp_path):
     both = subprocess.run([sys.executable, "-m", "mrjobs.plan", corpora["600"], "--queries",
                            corpora["600"], "--include-self"], capture_output=True, text=True)
     assert both.returncode == 2 and "Traceback" not in both.stderr
-    assert "--include-self does not apply with --queries" in both.stderr
+    assert "--include-self: does not apply with --queries" in both.stderr
