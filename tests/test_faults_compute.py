@@ -101,7 +101,7 @@ def test_weights_that_overflow_on_the_local_runner():
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_overflowing_sums_under_strict_name_the_line_or_vector(strategy, tmp_path):
-    with pytest.raises(InputError, match="input.txt, line [0-9]+ .*repeated feature %s add up beyond "
+    with pytest.raises(InputError, match="input.txt, line [0-9]+:? .*repeated feature %s add up beyond "
                                          "float64" % U[10]):
         run(strategy, HUGE_LINES[:3], ["--strict"])
     with pytest.raises(InputError, match="vector %s: the weights of feature %s, summed "
