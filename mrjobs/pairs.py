@@ -31,7 +31,6 @@ What happens to a chunk of rows, in order:
 """
 import numpy as np
 
-from . import prune as _prune
 from .kernels import top_k_groups
 
 __all__ = ["pair_best", "ROWS", "COLUMNS"]
@@ -135,8 +134,12 @@ def _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror, stats
     pruned path lost to the full product.  A plan that leaves more than
     :data:`LIVE_CELLS_MAX` of the cells live is dropped (its cost, the
     bounds, is a few percent of the product)."""
-    if (not prune or exclude is not None or scorer.threshold is None
-            or not _prune.supports(scorer.measure)):
+    if not prune or exclude is not None or scorer.threshold is None:
+        return None
+    # here, not at the top: mrjobs.prune needs scipy, which a stripes task
+    # (or the vectors and rows steps) must not need
+    from . import prune as _prune
+    if not _prune.supports(scorer.measure):
         return None
     plan = _prune.PairPlan(A, C, scorer.measure, _plan_scorer(scorer, *stats),
                            threshold=scorer.threshold, k=k, row_stats=stats[0],
