@@ -152,5 +152,5 @@ def test_kernel_imports_neither_mrjob_nor_the_job():
             "if m.startswith('mrjobs.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    assert out.split() == ["['mrjobs.kernels',", "'mrjobs.measures',", "'mrjobs.pairs',",
-                           "'mrjobs.prune']"]
+    # mrjobs.prune (and scipy) only once a threshold asks for a plan
+    assert out.split() == ["['mrjobs.kernels',", "'mrjobs.pairs']"]
