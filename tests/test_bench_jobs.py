@@ -129,9 +129,10 @@ def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
             assert r["output_pairs"] == st["floor_output_pairs"]
             assert r["output_pairs"] <= jobs.TOP_K * r["output_lines"]
             assert r["score_sum"] == pytest.approx(st["floor_score_sum"], rel=1e-12)
-    # blocks gives the same bytes on either runner, whatever its block count
+    # blocks gives the same bytes on either runner (a small input gets one
+    # block on both; other block counts: tests/test_faults_compute.py)
     local, inline = rows["dense-quick", "blocks", "local"], rows["dense-quick", "blocks", "inline"]
-    assert local["blocks"] > inline["blocks"] == 1
+    assert local["blocks"] >= 1 and inline["blocks"] >= 1
     assert local["lines_sha256"] == inline["lines_sha256"]
 
 
