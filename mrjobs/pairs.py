@@ -180,12 +180,7 @@ def _pruned_best(plan, scorer, k, limit, held, mirror, diagonal, stats):
         r, c, dots = chunk if isinstance(chunk, tuple) else plan.pairs(chunk)
         r, c, scores = _chunk_scores(r, c, dots, scorer, stats, diagonal,
                                      plan.include_self, None, n_c)
-        yield (ROWS,) + _best(r, c, scores, k)
-        if mirror:
-            other = c != r if diagonal else np.ones(c.shape[0], bool)
-            if held.floor is not None:
-                other &= scores >= held.floor[c]
-            held.add(c[other], r[other], scores[other])
+        yield from _sparse_best(r, c, scores, k, held, mirror, diagonal)
         if held.full():
             yield (COLUMNS,) + held.take()
     yield (COLUMNS,) + held.take()
@@ -243,6 +238,12 @@ def _chunk_best(r, c, scores, k, limit, span, held, mirror, self_pairs, diagonal
             floor = None if held.floor is None else held.floor[c0:]
             held.add(*_dense_best(neg, k, 0, start, c0, floor, ordered=False))
         return
+    yield from _sparse_best(r, c, scores, k, held, mirror, diagonal)
+
+
+def _sparse_best(r, c, scores, k, held, mirror, diagonal):
+    """Yield the rows' best of scored entries; hold the columns' candidates
+    (those at or above a column's current floor; not a row with itself)."""
     yield (ROWS,) + _best(r, c, scores, k)
     if mirror:
         other = c != r if diagonal else np.ones(c.shape[0], bool)
