@@ -46,7 +46,8 @@ from mrcodecs.jobwire import Stripe
 
 from .blocking import BlockBuffer, block_pair_of
 from .buffers import PostingBuffer, RegroupBuffer
-from .counters import BLOCK_PAIRS, PRODUCTS_COMPUTED, WORK
+from .counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
+                       PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
 from .kernels import group_starts
 from .pairs import ROWS, pair_best
 from .strategy import Step, by_family
@@ -245,10 +246,12 @@ class BlocksStrategy:
         results = pair_best(A, C, ctx.scorer, ctx.top_k, ctx.buffer_entries,
                             diagonal=diagonal, include_self=ctx.include_self,
                             mirror=not ctx.queries, stats_a=rows.stats, stats_c=cols.stats,
-                            exclude=same)
-        products = yield from self._emit_all(results, rows, cols)
-        ctx.counts.add(WORK, BLOCK_PAIRS, 1)
-        ctx.counts.add(WORK, PRODUCTS_COMPUTED, products)
+                            exclude=same, prune=ctx.prune)
+        work = yield from self._emit_all(results, rows, cols)
+        for name, n in ((BLOCK_PAIRS, 1), (PRODUCTS_COMPUTED, work.products),
+                        (ROWS_PRUNED, work.rows_pruned), (COLUMNS_PRUNED, work.columns_pruned),
+                        (CELLS_PRUNED, work.cells_pruned), (BLOCK_PAIRS_PRUNED, work.pair_pruned)):
+            ctx.counts.add(WORK, name, n)
 
     def _emit_all(self, results, rows, cols):
         """Emit each result of the kernel; return the kernel's return value."""

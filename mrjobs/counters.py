@@ -49,6 +49,11 @@ STRIPE_ENTRIES_COMBINED = "stripe entries combined away"
 BLOCK_ENTRIES_SENT = "block entries sent"
 BLOCK_PAIRS = "block pairs"
 PRODUCTS_COMPUTED = "products computed"
+#: pruning under --threshold (blocks strategy; see mrjobs.prune)
+ROWS_PRUNED = "pruned: rows"
+COLUMNS_PRUNED = "pruned: columns"
+CELLS_PRUNED = "pruned: (row x column group) cells"
+BLOCK_PAIRS_PRUNED = "pruned: block pairs"
 
 
 class Counters(dict):

@@ -46,7 +46,7 @@ from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_
                              ZERO_WEIGHT)
 from mrjobs.index import PostingAssembler
 from mrjobs.kernels import group_starts, top_k_order
-from mrjobs.measures import MEASURES, get as get_measure, help_text, prepare_rows
+from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text, prepare_rows
 from mrjobs.parsing import BAD_SUM, InputError, weight_limit
 from mrjobs.scoring import Scorer
 from mrjobs.strategy import Context, by_family
@@ -121,6 +121,13 @@ class MRSparseDotProducts(SparseJob):
                  "local runner's cores. At most %d, and at most the number of input lines "
                  "where the input is local." % (DEFAULT_BLOCK_ENTRIES, MAX_BLOCKS))
 
+        self.add_passthru_arg(
+            "--no-prune", action="store_true", default=False,
+            help="Compute every product under --threshold. By default the blocks strategy "
+                 "skips the vectors and groups of vectors whose score bounds cannot reach "
+                 "the threshold (measures %s); the output is the same either way "
+                 "(this option is for comparing the two)." % ", ".join(sorted(PRUNABLE)))
+
     def _check_options(self):
         super()._check_options()
         o = self.options
@@ -139,6 +146,13 @@ class MRSparseDotProducts(SparseJob):
         if o.blocks is not None and o.blocks > MAX_BLOCKS:
             error("argument --blocks: at most %d, not %d (each vector is sent to --blocks "
                   "block pairs: the shuffle grows with it)" % (MAX_BLOCKS, o.blocks))
+        if o.no_prune and (o.strategy != "blocks" or o.threshold is None
+                           or o.measure not in PRUNABLE):
+            error("argument --no-prune: has no effect %s (pruning needs --strategy blocks, "
+                  "--threshold and one of the measures %s)" % (
+                      "with --strategy %s" % o.strategy if o.strategy != "blocks" else
+                      "without --threshold" if o.threshold is None else
+                      "with --measure %s" % o.measure, ", ".join(sorted(PRUNABLE))))
         if o.queries and o.include_self:
             error("argument --include-self: does not apply with --queries "
                   "(queries and vectors are two families)")
@@ -180,7 +194,7 @@ class MRSparseDotProducts(SparseJob):
             counts=self.counts, postings=PostingAssembler(o.max_df, self.counts, self.pairs_of),
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), max_df=o.max_df,
-            blocks=o.blocks)
+            blocks=o.blocks, prune=not o.no_prune)
 
     # -- launching ---------------------------------------------------------
 

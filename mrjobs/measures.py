@@ -116,7 +116,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["MEASURES", "REGISTRY", "Measure", "get", "help_text", "has_stats",
+__all__ = ["MEASURES", "PRUNABLE", "REGISTRY", "Measure", "get", "help_text", "has_stats",
            "log_likelihood_ratio", "prepare", "prepare_rows", "score", "valid"]
 
 _INF = float("inf")
@@ -504,6 +504,10 @@ REGISTRY = MappingProxyType({m.name: m for m in (
 
 #: names of the measures, ``dot`` first
 MEASURES = tuple(REGISTRY)
+#: measures whose scores :mod:`mrjobs.prune` bounds from a dot-product bound
+#: (loglikelihood is not monotone in the shared count)
+PRUNABLE = frozenset({"dot", "cooccurrence", "cosine", "pearson", "tanimoto", "euclidean",
+                      "jaccard", "overlap", "cityblock"})
 
 
 def get(name):

@@ -29,16 +29,35 @@ What happens to a chunk of rows, in order:
    column's ``k`` best whenever too many pile up, and yielded at the end
    (or, without ``k``, whenever they fill the buffer).
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from .kernels import top_k_groups
 
-__all__ = ["pair_best", "ROWS", "COLUMNS"]
+__all__ = ["pair_best", "PairWork", "ROWS", "COLUMNS"]
 
 #: direction of a result: ``groups`` index rows of ``A``, ``others`` rows of ``C``
 ROWS = 0
 #: direction of a result: ``groups`` index rows of ``C``, ``others`` rows of ``A``
 COLUMNS = 1
+
+
+class PairWork(NamedTuple):
+    """What :func:`pair_best` did (its generator's return value).
+
+    ``products``: dot products computed.  The rest is pruning, 0 when no
+    :class:`~mrjobs.prune.PairPlan` was used: ``rows_pruned`` and
+    ``columns_pruned``, vectors of each side whose bounds ruled out every
+    group of the other; ``cells_pruned``, (row, column group) products
+    skipped; ``pair_pruned``, 1 if the bounds ruled out the whole block pair.
+    """
+
+    products: int
+    rows_pruned: int = 0
+    columns_pruned: int = 0
+    cells_pruned: int = 0
+    pair_pruned: int = 0
 
 
 def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
@@ -82,8 +101,9 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
 
     Returns
     -------
-    int
-        The number of products computed (the generator's return value).
+    PairWork
+        The products computed and what pruning skipped (the generator's
+        return value).
     """
     n_c = C.shape[0]
     held = _Held(k, max(limit, 4 * (k or 0) * n_c) if k is None else 4 * k * n_c, n_c)
@@ -91,10 +111,13 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
     plan = _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror,
                  (stats_a, stats_c), exact_zeros)
     if plan is not None:
-        return (yield from _pruned_best(plan, scorer, k, limit, held, mirror, diagonal,
-                                        (stats_a, stats_c)))
-    return (yield from _full_best(A, C, scorer, k, limit, held, mirror, diagonal,
-                                  include_self, (stats_a, stats_c), exclude, exact_zeros))
+        products = yield from _pruned_best(plan, scorer, k, limit, held, mirror, diagonal,
+                                           (stats_a, stats_c))
+        return PairWork(products, plan.rows_pruned, plan.cols_pruned, plan.cells_pruned,
+                        int(plan.pair_pruned))
+    return PairWork((yield from _full_best(A, C, scorer, k, limit, held, mirror, diagonal,
+                                           include_self, (stats_a, stats_c), exclude,
+                                           exact_zeros)))
 
 
 def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, stats,

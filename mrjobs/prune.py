@@ -78,8 +78,7 @@ __all__ = ["SUPPORTED", "supports", "group_rows", "feature_max", "stat_range",
            "topk_floors", "product", "Layout", "PairPlan"]
 
 #: measures whose scores can be bounded from a dot-product bound
-SUPPORTED = frozenset({"dot", "cooccurrence", "cosine", "pearson", "tanimoto", "euclidean",
-                       "jaccard", "overlap", "cityblock"})
+SUPPORTED = measures.PRUNABLE
 
 #: relative slack on a dot-product bound per term of the row (see the module doc)
 DOT_SLACK = 2.0 ** -40

@@ -32,6 +32,8 @@ class Context:
     top_k, include_self, queries, max_df, blocks
         The options ``--top-k``, ``--include-self``, ``--queries`` (True when
         given), ``--max-df`` and ``--blocks``.
+    prune : bool
+        Skip products that bounds rule out (False with ``--no-prune``).
     """
 
     scorer: Any
@@ -44,6 +46,7 @@ class Context:
     queries: bool = False
     max_df: Optional[int] = None
     blocks: Optional[int] = None
+    prune: bool = True
 
 
 class Step(NamedTuple):

@@ -201,6 +201,11 @@ def test_outputs_apart_from_the_inputs_are_accepted(out, inputs):
      "argument --blocks: has no effect with --strategy stripes"),
     (["--num-features", "5"], "argument --num-features: has no effect with --measure dot"),
     (["--overwrite-output"], "argument --overwrite-output: has no effect without --output-dir"),
+    (["--no-prune"], "argument --no-prune: has no effect without --threshold"),
+    (["--no-prune", "--threshold", "0.5", "--strategy", "stripes"],
+     "argument --no-prune: has no effect with --strategy stripes"),
+    (["--no-prune", "--threshold", "0.5", "--measure", "loglikelihood", "--num-features", "9"],
+     "argument --no-prune: has no effect with --measure loglikelihood"),
 ])
 def test_options_out_of_range_or_without_effect_are_refused(tmp_path, args, message):
     path = corpus_file(tmp_path)

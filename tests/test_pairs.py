@@ -68,7 +68,7 @@ def _run(A, C, k, threshold, limit, diagonal=False, include_self=False, mirror=T
         try:
             direction, groups, others, scores = next(results)
         except StopIteration as done:
-            products = done.value
+            products = done.value.products
             break
         for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
             got[direction].setdefault(g, []).append((o, s))
@@ -147,7 +147,7 @@ def test_kernel_imports_neither_mrjob_nor_the_job():
     tree = ast.parse(pathlib.Path(mrjobs.pairs.__file__).read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported == {"numpy", "kernels", ""}  # "": from . import prune
+    assert imported == {"typing", "numpy", "kernels", ""}  # "": from . import prune
     code = ("import sys, mrjobs.pairs; print(sorted(m for m in sys.modules "
             "if m.startswith('mrjobs.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

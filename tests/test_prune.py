@@ -299,3 +299,56 @@ def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape, monkeyp
             out.append({key: sorted(v, key=lambda p: (-p[1], p[0]))[:k]
                         for key, v in got.items()})
         assert out[0] == out[1]
+
+
+# -- the job: pruning on by default under --threshold, --no-prune for comparison -------
+
+def _sparse_corpus(n=1000):
+    """Vectors of ~20 features over a vocabulary of 10^6 (Zipf 0.8): groups of
+    vectors share few heavy features, so bounds rule out most cells."""
+    from examples.generate import generate_lines
+    return list(generate_lines(n, 20, 1000000, 0.8, 3, fmt="json", edge_cases=False,
+                               progress=False))
+
+
+@pytest.fixture(scope="module")
+def sparse_corpus():
+    return _sparse_corpus()
+
+
+def _quantile_score(result, q):
+    scores = sorted(v for _, row in result.output for v in row.values())
+    return scores[int(q * (len(scores) - 1))]
+
+
+@pytest.mark.parametrize("measure", sorted(measures.PRUNABLE))
+def test_job_output_is_the_same_with_and_without_pruning(measure, sparse_corpus):
+    from tests.jobs_helpers import run
+    everything = run(["--measure", measure, "--blocks", "1"], lines=sparse_corpus)
+    for q in (0.995, 0.9999):
+        threshold = _quantile_score(everything, q)
+        args = ["--measure", measure, "--threshold", repr(threshold), "--blocks", "2"]
+        pruned, full = run(args, lines=sparse_corpus), run(args + ["--no-prune"],
+                                                          lines=sparse_corpus)
+        assert pruned.lines == full.lines and len(pruned.lines) > 0
+        work, full_work = pruned.counters["mrsparse work"], full.counters["mrsparse work"]
+        assert not any(name.startswith("pruned:") for name in full_work)
+        computed = work["products computed"]
+        assert computed <= full_work["products computed"]
+        # what was skipped is counted, and only then fewer products are computed
+        assert (computed < full_work["products computed"]) == (
+            work.get("pruned: (row x column group) cells", 0) > 0)
+
+
+def test_pruning_is_counted_and_the_same_on_the_local_runner(sparse_corpus):
+    from tests.jobs_helpers import run
+    args = ["--measure", "cosine", "--threshold", "0.3", "--top-k", "5", "--blocks", "3"]
+    inline = run(args, lines=sparse_corpus)
+    local = run(args, lines=sparse_corpus, runner="local")
+    full = run(args + ["--no-prune"], lines=sparse_corpus, runner="local")
+    assert inline.lines == local.lines == full.lines and len(inline.lines) > 10
+    work = local.counters["mrsparse work"]
+    assert work == inline.counters["mrsparse work"]
+    assert work["pruned: (row x column group) cells"] > 0 and work["pruned: rows"] > 0
+    assert work["products computed"] < full.counters["mrsparse work"]["products computed"] / 2
+
