@@ -5,10 +5,13 @@ Corpora: the examples generator's Zipf corpora (mean 50 features a vector,
 exponent 1.1, fixed seeds) in family *exact* (no cut) and *df-cut*
 (``--max-df``), and a real text corpus (:mod:`bench.textcorpus`).  Every run
 is ``python -m mrjobs.dot_products CORPUS [--max-df N] --strategy S --measure
-cosine --top-k 10 -r RUNNER --num-cores 2``, measured as :mod:`bench.measure`
-says; the stripes estimate is Σdf²/2 partial products at 24.5 bytes each.
-``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly inline.  Writes
-``jobs.json``, ``jobs.png`` and ``jobs-profile.txt``; reports, never asserts.
+cosine --top-k 10 -r RUNNER --num-cores 2`` or a *variant* of it (another
+``--top-k``; ``--threshold T`` with and without ``--no-prune``), measured as
+:mod:`bench.measure` says; the stripes estimate is Σdf²/2 partial products at
+24.5 bytes each.  ``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly
+inline.  Writes ``jobs.json``, ``jobs.png`` (time against corpus size and
+against k) and ``jobs-profile.txt``; prints the targets with pass/fail from
+the run; reports, never asserts.
 """
 import json
 import math
@@ -30,11 +33,24 @@ TOP_K = 10
 NUM_CORES = 2
 STRATEGIES = ("blocks", "stripes")
 
-TARGET_FLOOR_RATIO = 3.0         # dense: blocks wall / floor wall
+#: blocks wall / floor wall, by workload (dense: top-k 10 on the local runner)
+TARGET_FLOOR_RATIO = {"dense": 0.8, "large": 0.5, "W1": 1.2}
 TARGET_SHUFFLE_SHARE = 0.02      # dense: blocks shuffle / stripes estimate
-TARGET_TASK_MEMORY = 1.5e9       # dense: every task's peak RSS, bytes
-TARGET_STRIPES_RATIO = 0.2       # W1, W2: blocks wall / stripes wall
+TARGET_TASK_MEMORY = 1.5e9       # every task's peak RSS, bytes (every run)
+TARGET_STRIPES_RATIO = 0.25      # W1: blocks wall / stripes wall
+TARGET_WALL_S = {"small": 2.5, "W2": 3.5}  # wall seconds on the local runner
 TARGET_TEXT_CPU = {"inline": 3.0, "local": 5.0}  # text: blocks CPU / floor CPU
+TARGET_TINY_CPU_S = 4.0          # 50 vectors on the local runner, CPU s in all
+TARGET_K_RATIO = {100: 1.25, 1000: 2.0}  # dense: top-k K wall / top-k 10 wall
+#: pruning: wall without it / wall with it, by variant (the same bytes)
+TARGET_PRUNE_SPEEDUP = {"t0.5": 3.0, "t0.8": 5.0, "": 1.5}
+
+#: a run's variant: the options after ``--measure cosine`` ("" is the default)
+VARIANTS = {"": ("--top-k", str(TOP_K)), "k100": ("--top-k", "100"),
+            "k1000": ("--top-k", "1000"),
+            "t0.5": ("--threshold", "0.5"), "t0.5 no-prune": ("--threshold", "0.5", "--no-prune"),
+            "t0.8": ("--threshold", "0.8"), "t0.8 no-prune": ("--threshold", "0.8", "--no-prune")}
+K_VARIANTS = {"": TOP_K, "k100": 100, "k1000": 1000}
 
 
 @dataclass(frozen=True)
@@ -57,32 +73,46 @@ class Corpus:
 
 
 FULL_CORPORA = (
-    Corpus("exact-1k", 1000, 2), Corpus("W2", 5000, 2), Corpus("dense", 20000, 2),
-    Corpus("exact-50k", 50000, 2), Corpus("cut-1k", 1000, 1, 1000),
+    Corpus("tiny-50", 50, 2), Corpus("exact-1k", 1000, 2), Corpus("W2", 5000, 2),
+    Corpus("dense", 20000, 2), Corpus("exact-50k", 50000, 2), Corpus("cut-1k", 1000, 1, 1000),
     Corpus("cut-5k", 5000, 1, 1000), Corpus("W1", 20000, 1, 1000),
     Corpus("cut-50k", 50000, 1, 1000), Corpus("text-4k", 4000, source="text"),
+    Corpus("text-20k", 20000, source="text"),
 )
 QUICK_CORPORA = tuple(Corpus(*c, vocabulary=20000) for c in (
     ("exact-q200", 200, 2), ("W2-quick", 400, 2), ("dense-quick", 1000, 2),
     ("cut-q300", 300, 1, 100), ("W1-quick", 1000, 1, 100))) + (
     Corpus("text-q400", 400, source="text"),)
-WORKLOADS = {"full": {"dense": "dense", "W1": "W1", "W2": "W2", "text": "text-4k"},
-             "quick": {"dense": "dense-quick", "W1": "W1-quick", "W2": "W2-quick",
-                       "text": "text-q400"}}
-#: (corpus, strategy, runner) job runs, in the order they run
-FULL_RUNS = tuple(
-    (c, s, "local") for c in ("exact-1k", "cut-1k", "cut-5k", "W2", "W1") for s in STRATEGIES
-) + (("dense", "blocks", "local"), ("cut-50k", "blocks", "local"),
-     ("exact-50k", "blocks", "local"), ("text-4k", "blocks", "inline"),
-     ("text-4k", "blocks", "local"))
+#: the corpus of each target (``large``: the largest exact one; ``small``: 1k
+#: vectors; ``tiny``: 50; ``prune``: where pruning is measured, with ``dense``)
+WORKLOADS = {"full": {"tiny": "tiny-50", "small": "exact-1k", "dense": "dense",
+                      "large": "exact-50k", "W1": "W1", "W2": "W2", "text": "text-4k",
+                      "prune": "text-20k"},
+             "quick": {"tiny": "exact-q200", "small": "exact-q200", "dense": "dense-quick",
+                       "large": "dense-quick", "W1": "W1-quick", "W2": "W2-quick",
+                       "text": "text-q400", "prune": "text-q400"}}
+PRUNE_VARIANTS = ("t0.5", "t0.5 no-prune", "t0.8", "t0.8 no-prune")
+#: (corpus, strategy, runner, variant) job runs, in the order they run
+FULL_RUNS = (("tiny-50", "blocks", "local", ""),) + tuple(
+    (c, s, "local", "") for c in ("exact-1k", "cut-1k", "cut-5k", "W2", "W1") for s in STRATEGIES
+) + tuple(("dense", "blocks", "local", v) for v in ("", "k100", "k1000") + PRUNE_VARIANTS) + (
+    ("cut-50k", "blocks", "local", ""), ("exact-50k", "blocks", "local", ""),
+    ("text-4k", "blocks", "inline", ""), ("text-4k", "blocks", "local", ""),
+) + tuple(("text-20k", "blocks", "local", v) for v in ("",) + PRUNE_VARIANTS)
 #: left out on purpose: the stripes estimate of these corpora (in the JSON)
 #: is beyond this machine's disk or the benchmark's time budget
 NOT_RUN = (("dense", "stripes", "local"), ("exact-50k", "stripes", "local"),
-           ("cut-50k", "stripes", "local"), ("text-4k", "stripes", "local"))
+           ("cut-50k", "stripes", "local"), ("text-4k", "stripes", "local"),
+           ("text-20k", "stripes", "local"))
 QUICK_RUNS = tuple(
-    (c, s, "inline") for c in ("exact-q200", "W2-quick", "dense-quick", "cut-q300",
-                               "W1-quick") for s in STRATEGIES
-) + (("dense-quick", "blocks", "local"), ("text-q400", "blocks", "inline"))
+    (c, s, "inline", "") for c in ("exact-q200", "W2-quick", "dense-quick", "cut-q300",
+                                   "W1-quick") for s in STRATEGIES
+) + (("exact-q200", "blocks", "local", ""), ("dense-quick", "blocks", "local", ""),
+     ("dense-quick", "blocks", "inline", "k100"), ("text-q400", "blocks", "inline", "")) + tuple(
+    ("text-q400", "blocks", "inline", v) for v in PRUNE_VARIANTS[:2])
+#: the corpus (a workload) whose references are also taken at each k of
+#: :data:`K_VARIANTS`
+K_WORKLOAD = "dense"
 #: seconds between /proc memory samples; functions listed per profile table
 SAMPLE_INTERVAL, PROFILE_TOP = 0.2, 25
 #: (strategy, corpus) profiled on the inline runner
@@ -114,11 +144,11 @@ def make_corpus(corpus, workdir):
     return path, {"generate": gen}
 
 
-def run_references(corpus, spec, args, workdir, log):
+def run_references(corpus, spec, args, workdir, log, top_k=TOP_K, passes=None):
     """The corpus's stats and the floor's and sparse_dot_topn's timings (a child)."""
-    spec = dict(spec, max_df=corpus.max_df, passes=args.floor_passes, top_k=TOP_K,
+    spec = dict(spec, max_df=corpus.max_df, passes=passes or args.floor_passes, top_k=top_k,
                 measure=MEASURE)
-    out_path = Path(workdir) / ("floor-%s.json" % corpus.name)
+    out_path = Path(workdir) / ("floor-%s-k%d.json" % (corpus.name, top_k))
     m = measure.run_checked([sys.executable, "-m", "bench.floor", json.dumps(spec)],
                             out_path, SAMPLE_INTERVAL)
     st = json.loads(out_path.read_text())
@@ -126,16 +156,16 @@ def run_references(corpus, spec, args, workdir, log):
     st.update(floor_max_rss_bytes=m["max_rss_bytes"], floor_process_wall_s=m["wall_s"],
               floor_max_rss_mb=m["max_rss_bytes"] / 1e6,
               stripes_estimate_gb=st["stripes_estimate_bytes"] / 1e9)
-    log("%-11s floor %.2fs wall, %.2fs CPU; sparse_dot_topn %s; pairs %d"
-        % (corpus.name, st["floor_wall_s"], st["floor_cpu_s"],
+    log("%-11s k=%-4d floor %.2fs wall, %.2fs CPU; sparse_dot_topn %s; pairs %d"
+        % (corpus.name, top_k, st["floor_wall_s"], st["floor_cpu_s"],
            "%.2fs wall, %.2fs CPU" % (st["topn_wall_s"], st["topn_cpu_s"])
            if "topn_wall_s" in st else "not installed", st["pairs"]))
     return st
 
 
-def job_command(corpus_path, corpus, strategy, runner, tmp_dir):
+def job_command(corpus_path, corpus, strategy, runner, tmp_dir, variant=""):
     cmd = [sys.executable, "-m", JOB_MODULE, str(corpus_path), "--strategy", strategy,
-           "--measure", MEASURE, "--top-k", str(TOP_K), "-r", runner,
+           "--measure", MEASURE, *VARIANTS[variant], "-r", runner,
            "--num-cores", str(NUM_CORES), "--local-tmp-dir", str(tmp_dir), "--cleanup", "NONE"]
     return cmd + (["--max-df", str(corpus.max_df)] if corpus.max_df is not None else [])
 
@@ -145,26 +175,27 @@ def blocks_of(block_pairs):
     return int(round((math.sqrt(8 * block_pairs + 1) - 1) / 2)) if block_pairs else None
 
 
-def run_job(corpus, corpus_path, strategy, runner, args, workdir, log):
-    tag = "%s-%s-%s" % (corpus.name, strategy, runner)
+def run_job(corpus, corpus_path, strategy, runner, variant, args, workdir, log):
+    tag = "%s-%s-%s%s" % (corpus.name, strategy, runner, variant and "-" + variant.replace(
+        " ", "-"))
     tmp_dir, out_path = Path(workdir) / ("tmp-" + tag), Path(workdir) / ("out-%s.txt" % tag)
     shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir(parents=True)
-    cmd = job_command(corpus_path, corpus, strategy, runner, tmp_dir)
+    cmd = job_command(corpus_path, corpus, strategy, runner, tmp_dir, variant)
     m = measure.run_checked(cmd, out_path, SAMPLE_INTERVAL)
     by_step = measure.shuffle_bytes(tmp_dir)
     shutil.rmtree(tmp_dir, ignore_errors=True)
     output = measure.read_output(out_path)
     if not args.keep:
         out_path.unlink()
-    row = job_row(corpus, strategy, runner, cmd, m, by_step, output)
-    log("%-11s %-7s %-6s wall %7.1fs  cpu %7.1fs  shuffle %8.1f MB  task peak %6.0f MB"
-        % (corpus.name, strategy, runner, row["wall_s"], row["cpu_s"],
+    row = job_row(corpus, strategy, runner, cmd, m, by_step, output, variant)
+    log("%-11s %-7s %-6s %-13s wall %7.1fs  cpu %7.1fs  shuffle %8.1f MB  task peak %6.0f MB"
+        % (corpus.name, strategy, runner, variant, row["wall_s"], row["cpu_s"],
            row["shuffle_bytes"] / 1e6, (row["task_peak_rss_bytes"] or 0) / 1e6))
     return row
 
 
-def job_row(corpus, strategy, runner, cmd, m, by_step, output):
+def job_row(corpus, strategy, runner, cmd, m, by_step, output, variant=""):
     """One run's result row from its measurements."""
     counters = measure.parse_counters(m["stderr"])
     work = {}
@@ -176,7 +207,8 @@ def job_row(corpus, strategy, runner, cmd, m, by_step, output):
     task_peak = m["max_rss_bytes"] if runner == "inline" else max(peaks.values(), default=None)
     return {
         "corpus": corpus.name, "family": corpus.family, "vectors": corpus.vectors,
-        "strategy": strategy, "runner": runner, "command": " ".join(["python"] + cmd[1:]),
+        "strategy": strategy, "runner": runner, "variant": variant,
+        "top_k": K_VARIANTS.get(variant), "command": " ".join(["python"] + cmd[1:]),
         "blocks": blocks_of(work.get("block pairs")) if strategy == "blocks" else None,
         "steps": len(counters), "step_wall_s": measure.step_times(m["stderr"], m["wall_s"]),
         **{k: m[k] for k in ("wall_s", "cpu_s", "user_s", "sys_s", "max_rss_bytes",
@@ -203,10 +235,11 @@ def profile_run(corpus, corpus_path, strategy, args, workdir, corpora_stats, log
 
 # -- derived numbers, checks --------------------------------------------------------
 
-def _row(rows, corpus, strategy, runner=None, prefer="local"):
-    """The run of ``corpus`` and ``strategy`` on ``runner``; with None, on
-    ``prefer`` if there is one, else on any runner."""
-    found = {r["runner"]: r for r in rows if (r["corpus"], r["strategy"]) == (corpus, strategy)}
+def _row(rows, corpus, strategy, runner=None, prefer="local", variant=""):
+    """The run of ``corpus``, ``strategy`` and ``variant`` on ``runner``; with
+    None, on ``prefer`` if there is one, else on any runner."""
+    found = {r["runner"]: r for r in rows
+             if (r["corpus"], r["strategy"], r["variant"]) == (corpus, strategy, variant)}
     if runner is not None:
         return found.get(runner)
     return found.get(prefer) or next(iter(found.values()), None)
@@ -216,15 +249,25 @@ def _ratio(a, b):
     return a / b if a is not None and b else None
 
 
+def _references(st, r):
+    """The floor's and sparse_dot_topn's numbers for the run's top-k (None
+    for a threshold run)."""
+    k = r["top_k"]
+    if k is None:
+        return {}
+    return st if k == TOP_K else st.get("k_refs", {}).get(str(k), {})
+
+
 def add_ratios(rows, corpora_stats):
-    """Per run: ratios to the floor, to sparse_dot_topn, to stripes on the same
-    corpus and runner, and to the stripes estimate."""
+    """Per run: ratios to the floor and sparse_dot_topn at the same k, to
+    stripes on the same corpus and runner, and to the stripes estimate."""
     for r in rows:
         st = corpora_stats[r["corpus"]]
-        stripes = _row(rows, r["corpus"], "stripes", r["runner"]) or {}
+        refs = _references(st, r)
+        stripes = _row(rows, r["corpus"], "stripes", r["runner"], variant=r["variant"]) or {}
         for ref, key in (("floor", "floor_%s_s"), ("topn", "topn_%s_s"),
                          ("stripes", "%s_s")):
-            src = stripes if ref == "stripes" else st
+            src = stripes if ref == "stripes" else refs
             for clock in ("wall", "cpu"):
                 r["%s_vs_%s" % (clock, ref)] = _ratio(r[clock + "_s"], src.get(key % clock))
         r["shuffle_vs_estimate"] = _ratio(r["shuffle_bytes"], st["stripes_estimate_bytes"])
@@ -238,23 +281,36 @@ def _rel_diff(a, b):
     return abs(a - b) / max(abs(b), 1e-300)
 
 
+def _twin(rows, r):
+    """The run to compare ``r``'s output with: the blocks run of the corpus
+    and variant (inline if any), or for a pruned run, its ``--no-prune`` twin."""
+    if r["variant"].startswith("t") and not r["variant"].endswith("no-prune"):
+        return _row(rows, r["corpus"], "blocks", r["runner"], variant=r["variant"] + " no-prune")
+    ref = (_row(rows, r["corpus"], "blocks", "inline", variant=r["variant"])
+           or _row(rows, r["corpus"], "blocks", variant=r["variant"]))
+    return None if ref is r else ref
+
+
 def consistency(rows, corpora_stats):
-    """The job's counters against the corpus; its neighbours against the floor's,
-    sparse_dot_topn's and the blocks run's (inline if any) on the same corpus."""
+    """The job's counters against the corpus; its neighbours against the
+    floor's at the same k, and its lines against its twin's (:func:`_twin`)."""
     out = []
     for r in rows:
-        st, w = corpora_stats[r["corpus"]], r["work"]
-        ref = _row(rows, r["corpus"], "blocks", "inline") or _row(rows, r["corpus"], "blocks")
-        ref = None if ref is r else ref
+        st, w, refs, ref = corpora_stats[r["corpus"]], r["work"], _references(
+            corpora_stats[r["corpus"]], r), _twin(rows, r)
         work_ok = (w.get("block entries sent") == st["kept_nnz"] * (r["blocks"] or 0)
                    if r["strategy"] == "blocks"
                    else w.get("partial products") == st["partial_products"])
+        pruned = r["variant"].startswith("t") and not r["variant"].endswith("no-prune")
         out.append({
-            "run": "%s %s %s" % (r["corpus"], r["strategy"], r["runner"]),
-            "pairs_scored_match": w.get("pairs scored") == st["pairs"], "work_match": work_ok,
-            "same_neighbours_as_floor": (r["neighbours_sha256"] == st["floor_neighbours_sha256"]
-                                         and r["output_pairs"] == st["floor_output_pairs"]),
-            "score_sum_rel_diff_floor": _rel_diff(r["score_sum"], st["floor_score_sum"]),
+            "run": _run_name(r), "work_match": work_ok,
+            # a pruned run scores only the pairs it computed
+            "pairs_scored_match": None if pruned else w.get("pairs scored") == st["pairs"],
+            "same_neighbours_as_floor": None if not refs else (
+                r["neighbours_sha256"] == refs.get("floor_neighbours_sha256")
+                and r["output_pairs"] == refs.get("floor_output_pairs")),
+            "score_sum_rel_diff_floor": None if not refs else _rel_diff(
+                r["score_sum"], refs["floor_score_sum"]),
             "same_neighbours_as_blocks": ref and r["neighbours_sha256"] == ref["neighbours_sha256"],
             "same_lines_as_blocks": ref and r["lines_sha256"] == ref["lines_sha256"],
             "score_sum_rel_diff_blocks": ref and _rel_diff(r["score_sum"], ref["score_sum"]),
@@ -262,54 +318,144 @@ def consistency(rows, corpora_stats):
     return out
 
 
-def _dense_checks(b, m, st):
-    """Floor, shuffle and memory on the dense workload (``m``: the run whose
-    tasks were seen one by one, on the local runner if any)."""
-    peaks = ", ".join("%s %s" % (k, common.size_label(v)) for k, v in m["task_peaks"].items())
-    size, peak = common.size_label, m["task_peak_rss_bytes"]
+def _vs_topn(r):
+    return "" if r.get("wall_vs_topn") is None else "; sparse_dot_topn %.2fx wall, %.2fx CPU" % (
+        r["wall_vs_topn"], r["cpu_vs_topn"])
+
+
+def _floor_check(rows, corpora_stats, name, limit):
+    b = _row(rows, name, "blocks")
+    if b is None:
+        return []
+    st = corpora_stats[name]
     return [common.check(
-        "floor %s" % b["corpus"], "blocks wall <= %gx the scipy floor" % TARGET_FLOOR_RATIO,
-        "%.2fx (%.1f s vs %.1f s); CPU %.2fx (%.1f s vs %.1f s)" % (
+        "floor %s" % name, "blocks wall <= %gx the scipy floor" % limit,
+        "%.2fx (%.1f s vs %.1f s); CPU %.2fx (%.1f s vs %.1f s)%s" % (
             b["wall_vs_floor"], b["wall_s"], st["floor_wall_s"], b["cpu_vs_floor"], b["cpu_s"],
-            st["floor_cpu_s"]), b["wall_vs_floor"] <= TARGET_FLOOR_RATIO), common.check(
-        "shuffle %s" % b["corpus"], "blocks shuffle <= %g%% of stripes' sum df^2/2 x %g bytes"
-        % (100 * TARGET_SHUFFLE_SHARE, floor.BYTES_PER_PARTIAL_PRODUCT),
-        "%.3f%% (%s vs %s)" % (100 * b["shuffle_vs_estimate"], size(b["shuffle_bytes"]),
-                               size(st["stripes_estimate_bytes"])),
-        b["shuffle_vs_estimate"] <= TARGET_SHUFFLE_SHARE), common.check(
-        "memory %s" % b["corpus"], "every task's peak RSS <= %.1f GB" % (TARGET_TASK_MEMORY / 1e9),
-        "largest %s (%s runner%s); whole tree PSS %s" % (
-            size(peak or 0), m["runner"], ": " + peaks if peaks else "",
-            size(m["tree_pss_peak_bytes"])), peak is not None and peak <= TARGET_TASK_MEMORY)]
+            st["floor_cpu_s"], _vs_topn(b)), b["wall_vs_floor"] <= limit)]
 
 
-def evaluate_checks(rows, corpora_stats, workloads, prefer="local"):
-    checks, name = [], workloads["dense"]
-    b = _row(rows, name, "blocks", prefer=prefer)
+def _dense_checks(rows, corpora_stats, name):
+    """Shuffle on the dense workload; every task's memory over all runs."""
+    b = _row(rows, name, "blocks")
+    out = []
     if b is not None:
-        m = _row(rows, name, "blocks", "local") or b
-        checks += _dense_checks(b, m, corpora_stats[name])
-    for name in (workloads["W1"], workloads["W2"]):
-        for runner in dict.fromkeys((prefer, "local", "inline")):
-            b, s = _row(rows, name, "blocks", runner), _row(rows, name, "stripes", runner)
-            if b is not None and s is not None:
-                checks.append(common.check(
-                    "stripes %s %s" % (name, runner),
-                    "blocks wall <= %gx stripes wall" % TARGET_STRIPES_RATIO,
-                    "%.3fx (%.1f s vs %.1f s); CPU %.3fx; shuffle %.3fx" % (
-                        b["wall_vs_stripes"], b["wall_s"], s["wall_s"], b["cpu_vs_stripes"],
-                        b["shuffle_bytes"] / s["shuffle_bytes"]),
-                    b["wall_vs_stripes"] <= TARGET_STRIPES_RATIO))
-                break
+        st, size = corpora_stats[name], common.size_label
+        out.append(common.check(
+            "shuffle %s" % name, "blocks shuffle <= %g%% of stripes' sum df^2/2 x %g bytes"
+            % (100 * TARGET_SHUFFLE_SHARE, floor.BYTES_PER_PARTIAL_PRODUCT),
+            "%.3f%% (%s vs %s)" % (100 * b["shuffle_vs_estimate"], size(b["shuffle_bytes"]),
+                                   size(st["stripes_estimate_bytes"])),
+            b["shuffle_vs_estimate"] <= TARGET_SHUFFLE_SHARE))
+    if rows:
+        m = max(rows, key=lambda r: r["task_peak_rss_bytes"] or 0)
+        peaks = ", ".join("%s %s" % (k, common.size_label(v)) for k, v in m["task_peaks"].items())
+        peak = m["task_peak_rss_bytes"]
+        out.append(common.check(
+            "memory", "every task's peak RSS <= %.1f GB (every run)" % (TARGET_TASK_MEMORY / 1e9),
+            "largest %s (%s%s); whole tree PSS %s" % (
+                common.size_label(peak or 0), _run_name(m), ": " + peaks if peaks else "",
+                common.size_label(m["tree_pss_peak_bytes"])),
+            peak is not None and peak <= TARGET_TASK_MEMORY))
+    return out
+
+
+def _speed_checks(rows, corpora_stats, workloads):
+    """Stripes ratio, wall and CPU targets of the small and text workloads."""
+    out = []
+    b, s = _row(rows, workloads["W1"], "blocks"), _row(rows, workloads["W1"], "stripes")
+    if b is not None and s is not None and b["runner"] == s["runner"]:
+        out.append(common.check(
+            "stripes %s %s" % (b["corpus"], b["runner"]),
+            "blocks wall <= %gx stripes wall" % TARGET_STRIPES_RATIO,
+            "%.3fx (%.1f s vs %.1f s); CPU %.3fx; shuffle %.3fx" % (
+                b["wall_vs_stripes"], b["wall_s"], s["wall_s"], b["cpu_vs_stripes"],
+                b["shuffle_bytes"] / s["shuffle_bytes"]),
+            b["wall_vs_stripes"] <= TARGET_STRIPES_RATIO))
+    for w, limit in TARGET_WALL_S.items():
+        b = _row(rows, workloads[w], "blocks", "local")
+        if b is not None:
+            out.append(common.check(
+                "wall %s local" % b["corpus"], "blocks wall <= %g s on the local runner" % limit,
+                "%.2f s (CPU %.2f s)%s" % (b["wall_s"], b["cpu_s"], _vs_topn(b)),
+                b["wall_s"] <= limit))
+    b = _row(rows, workloads["tiny"], "blocks", "local")
+    if b is not None:
+        out.append(common.check(
+            "CPU %s local" % b["corpus"], "blocks CPU <= %g s in all on the local runner"
+            % TARGET_TINY_CPU_S, "%.2f s CPU (%.2f s wall, %s task processes)" % (
+                b["cpu_s"], b["wall_s"], b["task_processes_seen"]),
+            b["cpu_s"] <= TARGET_TINY_CPU_S))
     for runner, limit in TARGET_TEXT_CPU.items():
         b = _row(rows, workloads["text"], "blocks", runner)
         if b is not None:
-            checks.append(common.check(
+            out.append(common.check(
                 "text %s %s" % (b["corpus"], runner), "blocks CPU <= %gx the floor's" % limit,
-                "%.2fx (%.1f s vs %.2f s); sparse_dot_topn %s" % (
+                "%.2fx (%.1f s vs %.2f s)%s" % (
                     b["cpu_vs_floor"], b["cpu_s"], corpora_stats[b["corpus"]]["floor_cpu_s"],
-                    "-" if b["cpu_vs_topn"] is None else "%.2fx" % b["cpu_vs_topn"]),
-                b["cpu_vs_floor"] <= limit))
+                    _vs_topn(b)), b["cpu_vs_floor"] <= limit))
+    return out
+
+
+def _k_checks(rows, workloads):
+    out, name = [], workloads["dense"]
+    for variant, k in K_VARIANTS.items():
+        r = _row(rows, name, "blocks", variant=variant)
+        base = r and _row(rows, name, "blocks", r["runner"])
+        if variant and base is not None:
+            ratio = r["wall_s"] / base["wall_s"]
+            out.append(common.check(
+                "top-k %s k=%d" % (name, k), "wall <= %gx the top-k %d wall"
+                % (TARGET_K_RATIO[k], TOP_K), "%.2fx (%.1f s vs %.1f s)%s" % (
+                    ratio, r["wall_s"], base["wall_s"], _vs_topn(r)),
+                ratio <= TARGET_K_RATIO[k]))
+    return out
+
+
+def _prune_checks(rows, workloads):
+    """Each question's speed-up from pruning, with the same bytes."""
+    out = []
+    for name in dict.fromkeys((workloads["prune"], workloads["dense"])):
+        if not any(r["corpus"] == name and r["variant"].startswith("t") for r in rows):
+            continue
+        for variant, limit in TARGET_PRUNE_SPEEDUP.items():
+            p = _row(rows, name, "blocks", variant=variant)
+            if p is None:
+                continue
+            label = variant or "top-k %d" % TOP_K
+            if not variant:
+                out.append(common.check(
+                    "prune %s %s" % (name, label), "pruned >= %gx faster, same bytes" % limit,
+                    "not pruned: --top-k alone runs every product (1.00x; README says why)",
+                    False))
+                continue
+            f = _row(rows, name, "blocks", p["runner"], variant=variant + " no-prune")
+            if f is None:
+                continue
+            w, fw = p["work"], f["work"]
+            speedup = f["wall_s"] / p["wall_s"]
+            skipped = 1 - w.get("products computed", 0) / max(fw.get("products computed", 1), 1)
+            same = p["output_sha256"] == f["output_sha256"]
+            out.append(common.check(
+                "prune %s %s" % (name, label), "pruned >= %gx faster, same bytes" % limit,
+                "%.2fx wall (%.1f s vs %.1f s), %.2fx CPU; %.1f%% of the products skipped; "
+                "%s bytes" % (speedup, p["wall_s"], f["wall_s"], f["cpu_s"] / p["cpu_s"],
+                              100 * skipped, "same" if same else "DIFFERENT"),
+                speedup >= limit and same))
+    return out
+
+
+def evaluate_checks(rows, corpora_stats, workloads):
+    """Every target of the run (see the module's TARGET_* constants)."""
+    checks = []
+    for w in dict.fromkeys(("dense", "large", "W1")):
+        name = workloads[w]
+        if w == "dense" or name != workloads["dense"]:
+            checks += _floor_check(rows, corpora_stats, name, TARGET_FLOOR_RATIO[w])
+    checks += _dense_checks(rows, corpora_stats, workloads["dense"])
+    checks += _speed_checks(rows, corpora_stats, workloads)
+    checks += _k_checks(rows, workloads)
+    checks += _prune_checks(rows, workloads)
     return checks
 
 
@@ -326,6 +472,7 @@ CORPUS_TABLE = [
 ]
 TABLE = [
     ("corpus", "corpus"), ("strategy", "strategy"), ("runner", "runner"),
+    ("variant", "variant"),
     ("blocks", "B", "{:,}"), ("wall_s", "wall s", "{:,.1f}"), ("cpu_s", "CPU s", "{:,.1f}"),
     ("wall_vs_floor", "wall/floor", "{:,.2f}"), ("cpu_vs_floor", "CPU/floor", "{:,.2f}"),
     ("wall_vs_topn", "wall/topn", "{:,.2f}"), ("cpu_vs_topn", "CPU/topn", "{:,.2f}"),
@@ -344,7 +491,7 @@ CONSISTENCY_TABLE = [
 
 
 def _run_name(r):
-    return "%s %s %s" % (r["corpus"], r["strategy"], r["runner"])
+    return " ".join(x for x in (r["corpus"], r["strategy"], r["runner"], r["variant"]) if x)
 
 
 def print_tables(rows, corpora_stats, consist, checks, not_run):
@@ -427,12 +574,48 @@ def _scaling_panels(axes, rows, corpora_stats, prefer):
     ax_mem.axhline(TARGET_TASK_MEMORY, color="#777777", lw=1, ls=":")
 
 
-def draw_chart(rows, corpora_stats, directory, title, prefer="local"):
-    """Wall time, CPU time, shuffle bytes and task memory against corpus size."""
+def _k_panel(ax, rows, corpora_stats, name):
+    """Wall time against k on one corpus: the job, the floor and the peer."""
+    st = corpora_stats.get(name, {})
+    refs = {TOP_K: st, **{int(k): v for k, v in st.get("k_refs", {}).items()}}
+    job = [(k, (_row(rows, name, "blocks", variant=v) or {}).get("wall_s"))
+           for v, k in K_VARIANTS.items()]
+    common.plot_series(ax, job, color=COLORS["blocks"], marker="o")
+    for what in ("floor", "topn"):
+        common.plot_series(ax, [(k, r.get(what + "_wall_s")) for k, r in refs.items()],
+                           color=COLORS[what], marker="o")
+    common.log_axes(ax, "k (--top-k, log)", "wall time, s (log)", "time against k on %s "
+                    "(%s vectors)" % (name, "{:,}".format(st.get("vectors", 0))))
+
+
+def _prune_panel(ax, rows):
+    """Wall time of each pruned question next to the same run with --no-prune."""
+    pairs = [(p, _row(rows, p["corpus"], "blocks", p["runner"], variant=p["variant"]
+                      + " no-prune")) for p in rows
+             if p["variant"].startswith("t") and not p["variant"].endswith("no-prune")]
+    pairs = [(p, f) for p, f in pairs if f is not None]
+    x = list(range(len(pairs)))
+    ax.bar([i - 0.2 for i in x], [f["wall_s"] for _, f in pairs], 0.4,
+           color=COLORS["stripes"], label="--no-prune")
+    ax.bar([i + 0.2 for i in x], [p["wall_s"] for p, _ in pairs], 0.4,
+           color=COLORS["blocks"], label="pruned (default)")
+    ax.set_xticks(x, ["%s\n--threshold %s" % (p["corpus"], p["variant"][1:]) for p, _ in pairs],
+                  fontsize=8)
+    ax.set(ylabel="wall time, s")
+    ax.set_title("pruning under --threshold (the same bytes)", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.25)
+
+
+def draw_chart(rows, corpora_stats, directory, title, prefer="local", k_corpus=None):
+    """Wall time, CPU time, shuffle bytes and task memory against corpus size;
+    wall time against k; pruned against unpruned."""
     from matplotlib.lines import Line2D
 
-    fig, axes = common.pyplot().subplots(2, 2, figsize=(15, 11))
-    _scaling_panels(axes.ravel(), rows, corpora_stats, prefer)
+    fig, axes = common.pyplot().subplots(2, 3, figsize=(21, 11))
+    _scaling_panels(axes[:, :2].ravel(), rows, corpora_stats, prefer)
+    _k_panel(axes[0, 2], rows, corpora_stats, k_corpus)
+    _prune_panel(axes[1, 2], rows)
     handles = [Line2D([], [], color=COLORS[w], lw=6, label=LABELS[w]) for w in COLORS]
     handles += [Line2D([], [], color="#444444", marker=m, ls=ls, label="family: %s" % f)
                 for f, (m, ls) in FAMILY_STYLE.items()]
@@ -476,16 +659,25 @@ def plan(args):
 
 def measure_all(mode, corpora, runs, args, workdir, log):
     """``(corpora_stats, rows, profiles)``: every reference, job run and profile."""
-    corpora_stats, paths, rows, profiles = {}, {}, [], []
+    corpora_stats, paths, specs, rows, profiles = {}, {}, {}, [], []
     for name, c in corpora.items():
         t0 = time.perf_counter()
         paths[name], spec = make_corpus(c, workdir)
+        specs[name] = spec
         generate_s = time.perf_counter() - t0
         corpora_stats[name] = dict(run_references(c, spec, args, workdir, log), name=name,
                                    family=c.family, generator=asdict(c), generate_s=generate_s,
                                    input_bytes=paths[name].stat().st_size)
-    for name, strategy, runner in runs:
-        rows.append(run_job(corpora[name], paths[name], strategy, runner, args, workdir, log))
+    k_name = WORKLOADS[mode][K_WORKLOAD]
+    for k in sorted({K_VARIANTS[v] for c, _, _, v in runs if c == k_name and v in K_VARIANTS}
+                    - {TOP_K}) if k_name in corpora else ():
+        # the references at the other k of the runs, one pass each
+        st = run_references(corpora[k_name], specs[k_name], args, workdir, log, k, passes=1)
+        corpora_stats[k_name].setdefault("k_refs", {})[str(k)] = {
+            key: v for key, v in st.items() if key.startswith(("floor_", "topn_"))}
+    for name, strategy, runner, variant in runs:
+        rows.append(run_job(corpora[name], paths[name], strategy, runner, variant, args,
+                            workdir, log))
     add_ratios(rows, corpora_stats)
     for strategy, name in () if args.no_profile else PROFILES[mode]:
         if name in corpora:
@@ -507,7 +699,7 @@ def main(argv=None):
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    checks, consist = evaluate_checks(rows, corpora_stats, workloads, prefer), consistency(
+    checks, consist = evaluate_checks(rows, corpora_stats, workloads), consistency(
         rows, corpora_stats)
     not_run = [{"corpus": c, "strategy": s, "runner": r,
                 "stripes_estimate_bytes": corpora_stats[c]["stripes_estimate_bytes"]}
@@ -526,7 +718,8 @@ def main(argv=None):
     common.finish("jobs", {"settings": settings, "corpora": corpora_stats, "results": rows,
                            "not_run": not_run, "consistency": consist, "checks": checks,
                            "profiles": profiles}, args, log, rows and (lambda date: draw_chart(
-                               rows, corpora_stats, args.out, title % date, prefer)))
+                               rows, corpora_stats, args.out, title % date, prefer,
+                               workloads[K_WORKLOAD])))
     return 0
 
 

@@ -22,7 +22,8 @@ from bench import common, floor, jobs, measure, profiling, textcorpus  # noqa: E
 from tests.bench_helpers import quick_run_fixture  # noqa: E402
 
 ROW_FIELDS = {
-    "corpus", "family", "vectors", "strategy", "runner", "command", "blocks", "steps",
+    "corpus", "family", "vectors", "strategy", "runner", "variant", "top_k", "command",
+    "blocks", "steps",
     "wall_s", "cpu_s", "user_s", "sys_s", "step_wall_s", "max_rss_bytes",
     "task_peak_rss_bytes", "task_peaks", "task_processes_seen", "largest_process",
     "tree_rss_peak_bytes",
@@ -43,7 +44,12 @@ quick_run = quick_run_fixture("jobs", "--workdir", "{out}/work")
 
 
 def _rows(result):
-    return {(r["corpus"], r["strategy"], r["runner"]): r for r in result["results"]}
+    return {(r["corpus"], r["strategy"], r["runner"], r["variant"]): r
+            for r in result["results"]}
+
+
+def _pruned(r):
+    return r["variant"].startswith("t") and not r["variant"].endswith("no-prune")
 
 
 def _spec(name):
@@ -98,7 +104,8 @@ def test_quick_run_has_one_complete_row_per_planned_run(quick_run):
         assert r["steps"] == len(r["step_wall_s"]) == STEPS[r["strategy"], cut]
         assert "--strategy %s" % r["strategy"] in r["command"]
         assert "-r %s" % r["runner"] in r["command"]
-        assert "--measure %s --top-k %d" % (jobs.MEASURE, jobs.TOP_K) in r["command"]
+        assert "--measure %s %s -r" % (jobs.MEASURE, " ".join(jobs.VARIANTS[r["variant"]])) in (
+            r["command"])
         assert ("--max-df" in r["command"]) == cut
 
 
@@ -117,11 +124,11 @@ def test_shuffle_bytes_are_positive_per_step_and_add_up(quick_run):
 def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
     _, result, _ = quick_run.get()
     rows = _rows(result)
-    corpora = {c for c, _, _ in rows}
+    corpora = {c for c, _, _, _ in rows}
     assert corpora == {c.name for c in jobs.QUICK_CORPORA}
     for name in corpora:
         st = result["corpora"][name]
-        runs = [r for (c, _, _), r in rows.items() if c == name]
+        runs = [r for (c, _, _, v), r in rows.items() if c == name and not v]
         assert {r["strategy"] for r in runs} == set(_strategies(name))
         for r in runs:
             assert r["neighbours_sha256"] == st["floor_neighbours_sha256"]
@@ -131,9 +138,19 @@ def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
             assert r["score_sum"] == pytest.approx(st["floor_score_sum"], rel=1e-12)
     # blocks gives the same bytes on either runner (a small input gets one
     # block on both; other block counts: tests/test_faults_compute.py)
-    local, inline = rows["dense-quick", "blocks", "local"], rows["dense-quick", "blocks", "inline"]
+    local = rows["dense-quick", "blocks", "local", ""]
+    inline = rows["dense-quick", "blocks", "inline", ""]
     assert local["blocks"] >= 1 and inline["blocks"] >= 1
     assert local["lines_sha256"] == inline["lines_sha256"]
+    # top-k 100: the floor's lists at k = 100, and more of them than at 10
+    k100, refs = rows["dense-quick", "blocks", "inline", "k100"], result["corpora"][
+        "dense-quick"]["k_refs"]["100"]
+    assert k100["neighbours_sha256"] == refs["floor_neighbours_sha256"]
+    assert k100["output_pairs"] == refs["floor_output_pairs"] > inline["output_pairs"]
+    # a threshold: the same bytes with and without pruning
+    pruned = rows["text-q400", "blocks", "inline", "t0.5"]
+    full = rows["text-q400", "blocks", "inline", "t0.5 no-prune"]
+    assert pruned["output_sha256"] == full["output_sha256"] and pruned["output_pairs"] > 0
 
 
 def test_job_counters_match_the_corpus_computed_with_scipy(quick_run):
@@ -141,17 +158,20 @@ def test_job_counters_match_the_corpus_computed_with_scipy(quick_run):
     for r in result["results"]:
         st = result["corpora"][r["corpus"]]
         w = r["work"]
-        assert w["pairs scored"] == st["pairs"] > 0
+        # a pruned run scores only the pairs it computes
+        assert (w["pairs scored"] <= st["pairs"]) if _pruned(r) else (
+            w["pairs scored"] == st["pairs"] > 0)
         if r["strategy"] == "blocks":
             assert w["block pairs"] == r["blocks"] * (r["blocks"] + 1) // 2
             assert w["block entries sent"] == st["kept_nnz"] * r["blocks"]
-            assert w["products computed"] >= st["pairs"]
+            assert w["products computed"] >= (w["pairs scored"] if _pruned(r) else st["pairs"])
         else:
             assert w["partial products"] == st["partial_products"] > 0
             assert w["stripe entries emitted"] > 0
     for c in result["consistency"]:
-        assert c["pairs_scored_match"] is True and c["work_match"] is True
-        assert c["same_neighbours_as_floor"] is True
+        assert c["pairs_scored_match"] in (True, None) and c["work_match"] is True
+        assert c["same_neighbours_as_floor"] is (None if c["run"].split()[-1].startswith(
+            ("t0", "no-prune")) else True)
         assert c["same_neighbours_as_blocks"] in (True, None)
 
 
@@ -203,9 +223,11 @@ def test_quick_run_reports_each_target(quick_run):
     _, result, stdout = quick_run.get()
     w = jobs.WORKLOADS["quick"]
     ids = [c["id"] for c in result["checks"]]
-    assert ids == ["floor %s" % w["dense"], "shuffle %s" % w["dense"],
-                   "memory %s" % w["dense"], "stripes %s inline" % w["W1"],
-                   "stripes %s inline" % w["W2"], "text %s inline" % w["text"]]
+    assert ids == ["floor %s" % w["dense"], "floor %s" % w["W1"], "shuffle %s" % w["dense"],
+                   "memory", "stripes %s inline" % w["W1"], "wall %s local" % w["small"],
+                   "CPU %s local" % w["tiny"], "text %s inline" % w["text"],
+                   "top-k %s k=100" % w["dense"], "prune %s t0.5" % w["prune"],
+                   "prune %s top-k %d" % (w["prune"], jobs.TOP_K)]
     for c in result["checks"]:
         assert c["measured"] and isinstance(c["pass"], bool)
         assert re.search(r"^%s\s+%s\s" % (re.escape(c["id"]), common.pass_fail(c["pass"])),

@@ -110,3 +110,19 @@ def test_dot_products_queries_on_task_python(streaming_jar, hadoop_tmp, corpus_f
     assert_scores_close(got, want, rtol=1e-12)
     assert len(run.step_counters) == len(MRSparseDotProducts(args).steps())
     assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
+
+
+def test_dot_products_pruned_under_threshold(streaming_jar, hadoop_tmp):
+    # pruning is on by default under --threshold: Hadoop's output equals the
+    # inline runner's with every product computed (--no-prune)
+    from tests.test_prune import _sparse_corpus
+    corpus = hadoop_tmp / "sparse.jsonl"
+    corpus.write_text("\n".join(_sparse_corpus()) + "\n")
+    args = ["--measure", "cosine", "--threshold", "0.3", "--blocks", "3"]
+    run = run_cli(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / "pruned") + args + [str(corpus)])
+    full = run_job(MRSparseDotProducts, None, args + ["--no-prune"], input_paths=[str(corpus)])
+    assert run.lines == sorted(full.lines) and len(run.lines) > 10
+    work = run.counters["mrsparse work"]
+    assert work["pruned: (row x column group) cells"] > 0
+    assert work["products computed"] < full.counters["mrsparse work"]["products computed"]
