@@ -578,7 +578,9 @@ def _k_panel(ax, rows, corpora_stats, name):
     """Wall time against k on one corpus: the job, the floor and the peer."""
     st = corpora_stats.get(name, {})
     refs = {TOP_K: st, **{int(k): v for k, v in st.get("k_refs", {}).items()}}
-    job = [(k, (_row(rows, name, "blocks", variant=v) or {}).get("wall_s"))
+    runner = next((r["runner"] for r in rows if r["corpus"] == name and r["variant"]
+                   in K_VARIANTS and r["variant"]), None)
+    job = [(k, (_row(rows, name, "blocks", runner, variant=v) or {}).get("wall_s"))
            for v, k in K_VARIANTS.items()]
     common.plot_series(ax, job, color=COLORS["blocks"], marker="o")
     for what in ("floor", "topn"):
