@@ -14,6 +14,7 @@ import glob
 import logging
 import math
 import os
+import shlex
 import signal
 import sys
 import time
@@ -29,7 +30,7 @@ from .counters import (DFCUT, DUPLICATE_FEATURE, EMPTY_VECTOR, INPUT, SKIPPED, V
                        ZERO_WEIGHT, Counters, run_report)
 from .faults import task_hooks
 from .launch import (OutputCommitter, OverlapError, TaskGuard, check_task_python,
-                     refuse_overlap, tree_bytes, watch_launcher)
+                     probe_task_python, refuse_overlap, tree_bytes, watch_launcher)
 from .progress import ProgressMonitor, status_text
 from .kernels import sort_sum
 from .parsing import BAD_WEIGHT, FORMATS, InputError, parse_vector
@@ -136,6 +137,18 @@ class SparseJob(MRJob):
 
     # -- launching -----------------------------------------------------------
 
+    def _runner_class(self):
+        if self.options.runner == "local":
+            from .localrunner import LocalRunner
+            return LocalRunner
+        return super()._runner_class()
+
+    def split_bytes(self):
+        """Bytes of a step's input per local task, where the job's output does
+        not depend on how the input is split (see :mod:`mrjobs.localrunner`);
+        None: mrjob's two tasks per core."""
+        return None
+
     def _runner_kwargs(self):
         kwargs = super()._runner_kwargs()
         alias = self._runner_class().alias
@@ -162,7 +175,40 @@ class SparseJob(MRJob):
             # mrjob keeps a failed run's temporary files for its logs; ours
             # gives the task's error as it fails, and leaves nothing behind
             kwargs["cleanup_on_failure"] = ["LOCAL_TMP"]
+        if alias == "local":
+            if kwargs.get("split_bytes") is None:
+                kwargs["split_bytes"] = self.split_bytes()
+            self._ship_only_what_tasks_lack(kwargs)
         return kwargs
+
+    def _ship_only_what_tasks_lack(self, kwargs):
+        """Where the task Python finds the very mrjob, mrjobs and mrcodecs
+        files this launcher runs (and the modules mrjob imports), the tasks
+        import those: the zips, and the setup script that puts them on the
+        tasks' path, would only add a shell, a Python start and the
+        compilation of every module from the zip to each task."""
+        found, missing = self._probe_task_python(_task_python(kwargs), kwargs.get("cmdenv"))
+        if isinstance(missing, str) or any(m in missing for m in OWN_MODULES + MRJOB_IMPORTS):
+            return
+        mine = {m: os.path.realpath(sys.modules[m].__file__) for m in OWN_MODULES}
+        if any(found.get(m) != path for m, path in mine.items()):
+            return
+        if kwargs.get("bootstrap_mrjob") is None:
+            kwargs["bootstrap_mrjob"] = False
+        if not kwargs["bootstrap_mrjob"]:
+            zip_path = package_zip()
+            kwargs["py_files"] = [f for f in kwargs.get("py_files") or [] if f != zip_path]
+
+    def _probe_task_python(self, python, cmdenv):
+        """:func:`~mrjobs.launch.probe_task_python` for the task modules, ours
+        and mrjob's imports, in the tasks' environment, once per interpreter."""
+        cache = self.__dict__.setdefault("_probed", {})
+        key = tuple(python)
+        if key not in cache:
+            modules = tuple(dict.fromkeys(tuple(self.task_modules()) + OWN_MODULES
+                                          + MRJOB_IMPORTS))
+            cache[key] = probe_task_python(python, modules, dict(os.environ, **(cmdenv or {})))
+        return cache[key]
 
     def run_job(self):
         """Run the job as mrjob does, with progress on the inline and local
@@ -306,7 +352,8 @@ class SparseJob(MRJob):
                                % (sys.executable, ", ".join(missing)))
         elif alias == "local":
             python = runner._task_python_bin()
-            error = check_task_python(python, self.task_modules())
+            error = check_task_python(python, self.task_modules(), probed=self._probe_task_python(
+                python, runner._opts.get("cmdenv")))
             if error:
                 raise JobError(error)
 
@@ -513,6 +560,19 @@ class _task_errors:
         if issubclass(exc_type, (ValueError, ArithmeticError)):
             return "%s: %s: %s" % (where, exc_type.__name__, exc)
         return None
+
+
+#: what a task imports besides :meth:`SparseJob.task_modules`: our packages,
+#: and the modules mrjob imports in every task that the package zip also
+#: carries stand-ins for (:mod:`mrjobs.shipping`)
+OWN_MODULES = ("mrjob", __package__, "mrcodecs")
+MRJOB_IMPORTS = ("pipes", "distutils.spawn", "distutils.version")
+
+
+def _task_python(kwargs):
+    """The task Python a local runner made with ``kwargs`` runs (a command list)."""
+    python = kwargs.get("task_python_bin") or kwargs.get("python_bin") or [sys.executable]
+    return shlex.split(python) if isinstance(python, str) else list(python)
 
 
 #: environment of the inline and local runners' tasks: the launcher's directory

@@ -40,7 +40,7 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.base import JobError, SparseJob, at_least, finite_float
-from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES,
+from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY,
                            BlocksStrategy, estimate_blocks, pair_memory_bytes)
 from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_VECTORS_READ,
                              ZERO_WEIGHT)
@@ -232,10 +232,6 @@ class MRSparseDotProducts(SparseJob):
                                            else [])
         return _local_size(paths)
 
-    def _is_small_input(self):
-        size = self._input_size()
-        return size is not None and size // INPUT_BYTES_PER_ENTRY <= SMALL_ENTRIES
-
     def _default_blocks(self):
         """--blocks from the input's size (local files) and the runner's cores."""
         size = self._input_size()
@@ -256,14 +252,14 @@ class MRSparseDotProducts(SparseJob):
                  pair_memory_bytes(entries, blocks, self.options.buffer_entries) // 2**20)
         return blocks
 
+    def split_bytes(self):
+        # blocks gives the same bytes for every partitioning; stripes' sums
+        # follow it in the last bit: it keeps mrjob's splits
+        from mrjobs.localrunner import SPLIT_BYTES  # the launcher's (mrjob.local): not in tasks
+        return SPLIT_BYTES if self.options.strategy == "blocks" else None
+
     def _runner_kwargs(self):
         kwargs = super()._runner_kwargs()
-        if (self._runner_class().alias == "local" and not kwargs.get("num_cores")
-                and self.options.strategy == "blocks" and self._is_small_input()):
-            # the local runner starts two map and two reduce tasks a step per
-            # core: for a small input, process starts outweigh the work shared
-            # (stripes' sums follow the partitioning: it keeps the cores)
-            kwargs["num_cores"] = 1
         if self.options.queries and self._runner_class().alias == "spark":
             # the Spark runner only tells mappers their input file when asked
             kwargs["emulate_map_input_file"] = True

@@ -17,6 +17,7 @@
   the pid files they leave, and waits for them before temporary files go.
 """
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -29,7 +30,7 @@ import uuid
 from urllib.parse import urlsplit
 
 __all__ = ["refuse_overlap", "OutputCommitter", "TaskGuard", "watch_launcher",
-           "check_task_python", "tree_bytes", "OverlapError"]
+           "check_task_python", "probe_task_python", "tree_bytes", "OverlapError"]
 
 _GLOB = re.compile(r"[*?\[]")
 
@@ -271,22 +272,84 @@ def watch_launcher():
 
 # -- the task Python -----------------------------------------------------------
 
-def check_task_python(python_bin, modules):
-    """An error message if the interpreter ``python_bin`` (a command list)
-    cannot import ``modules``, else None."""
-    code = "import %s" % ", ".join(modules)
-    try:
-        proc = subprocess.run(list(python_bin) + ["-c", code], capture_output=True,
-                              text=True, stdin=subprocess.DEVNULL)
-    except OSError as e:
-        return "the task Python %s does not run (%s)" % (" ".join(python_bin), e)
-    if proc.returncode == 0:
+#: run by the task Python: where it finds each module (a JSON line), without
+#: importing any (a package's submodule is looked up in the package's
+#: directories); its own directory, which a task's is not, left out
+_PROBE = r"""
+import importlib.machinery, importlib.util, json, os, sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+def find(name):
+    parent, _, child = name.rpartition(".")
+    if not parent:
+        return importlib.util.find_spec(name)
+    spec = find(parent)
+    if spec is None:
+        raise ModuleNotFoundError("No module named %r" % parent, name=parent)
+    if spec.submodule_search_locations is None:
         return None
-    last = (proc.stderr.strip().splitlines() or ["exit status %d" % proc.returncode])[-1]
+    return importlib.machinery.PathFinder.find_spec(name, spec.submodule_search_locations)
+found, missing = {}, {}
+for name in sys.argv[1:]:
+    try:
+        spec = find(name)
+    except ImportError as e:
+        spec, error = None, "%s: %s" % (type(e).__name__, e)
+    else:
+        error = "ModuleNotFoundError: No module named %r" % name
+    if spec is None:
+        missing[name] = error
+        continue
+    found[name] = os.path.realpath(spec.origin) if spec.origin and spec.has_location else None
+print(json.dumps({"found": found, "missing": missing}))
+"""
+
+
+def probe_task_python(python_bin, modules, env=None):
+    """Where the interpreter ``python_bin`` (a command list, run with the
+    environment ``env``) finds each of ``modules``, found by name as an import
+    would, without importing them (milliseconds, where ``import scipy.sparse``
+    takes half a CPU second).
+
+    Returns
+    -------
+    (dict, dict or str)
+        ``{module: real path of its file, or None}`` for the modules found,
+        and ``{module: why not}`` for the others -- or, where the interpreter
+        does not run or answer, one line that says why, for every module.
+    """
+    try:
+        proc = subprocess.run(list(python_bin) + ["-c", _PROBE] + list(modules),
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              env=env)
+    except OSError as e:
+        return {}, "the task Python %s does not run (%s)" % (" ".join(python_bin), e)
+    try:
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+        return dict(report["found"]), dict(report["missing"])
+    except (ValueError, IndexError, KeyError, TypeError):
+        return {}, (proc.stderr.strip().splitlines() or
+                    ["exit status %d" % proc.returncode])[-1]
+
+
+def _cannot_import(python_bin, modules, why):
     return ("the task Python %s cannot import %s (%s): install %s in the task Python "
             "(--python-bin / --task-python-bin)" % (" ".join(python_bin), ", ".join(modules),
-                                                    last, " and ".join(
+                                                    why, " and ".join(
                                                         sorted({m.split(".")[0] for m in modules}))))
+
+
+def check_task_python(python_bin, modules, env=None, probed=None):
+    """An error message if the interpreter ``python_bin`` (a command list)
+    cannot find ``modules``, else None.  ``probed``: what
+    :func:`probe_task_python` answered for (at least) these modules."""
+    found, missing = probed or probe_task_python(python_bin, modules, env)
+    if isinstance(missing, str):
+        if missing.startswith("the task Python "):
+            return missing
+        return _cannot_import(python_bin, modules, missing)
+    why = next((missing[m] for m in modules if m in missing), None)
+    return _cannot_import(python_bin, modules, why) if why else None
 
 
 def tree_bytes(path):

@@ -1,0 +1,162 @@
+"""The local runner (``-r local``) of the mrsparse jobs: mrjob's, with as many
+tasks as the work at hand needs.
+
+mrjob's :class:`~mrjob.local.LocalMRJobRunner` cuts every step's input into
+two splits per core, whatever its size (a ``TODO`` in ``mrjob/sim.py`` leaves
+``mapreduce.job.maps`` and ``.reduces`` unread), so a job of 50 vectors
+starts as many task processes as one of 50,000, and each costs its imports.
+:class:`LocalRunner` keeps that runner (alias ``local``: the same options,
+files, logs and counters) and changes only how many tasks a step gets, where
+the job allows it (option ``split_bytes``, which the job sets when its output
+does not depend on the partitioning):
+
+* ``mapreduce.job.maps`` / ``mapreduce.job.reduces`` (``--jobconf``, also per
+  step) give the number of map / reduce splits, as on Hadoop;
+* else a split per ``split_bytes`` of the step's input, at least one and at
+  most mrjob's two per core (:func:`task_count`).
+
+Where a step has a single task, it runs without a process pool; a step
+without a mapper hands the previous step's part files to the sort as they are
+(mrjob copies them line by line), and a single reduce split is the sorted
+file itself.  Without ``split_bytes`` the splits are mrjob's, byte for byte.
+"""
+import logging
+import os
+import stat
+
+from mrjob.local import LocalMRJobRunner
+from mrjob.sim import _split_records
+
+__all__ = ["LocalRunner", "task_count", "SPLIT_BYTES"]
+
+log = logging.getLogger(__name__)
+
+#: bytes of a step's input per task (about a CPU second of a vectors-step
+#: mapper): below it, another task costs more to start than it would share
+SPLIT_BYTES = 8 * 2**20
+
+
+def task_count(nbytes, cores, split_bytes, given=None):
+    """Tasks for ``nbytes`` of a step's input.
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes of the step's input (for the map side, uncompressed files).
+    cores : int
+        The runner's cores (``--num-cores``).
+    split_bytes : int or None
+        Bytes a task; None: mrjob's two tasks per core.
+    given : int or None
+        ``mapreduce.job.maps`` or ``.reduces``, which wins where set.
+
+    >>> task_count(10**5, 2, SPLIT_BYTES), task_count(10**5, 2, None)
+    (1, 4)
+    >>> task_count(13 * 2**20, 2, SPLIT_BYTES), task_count(10**9, 2, SPLIT_BYTES)
+    (2, 4)
+    >>> task_count(10**5, 2, SPLIT_BYTES, given=3)
+    3
+    """
+    if given:
+        return given
+    if split_bytes is None:
+        return 2 * cores
+    return max(1, min(2 * cores, -(-nbytes // split_bytes)))
+
+
+class LocalRunner(LocalMRJobRunner):
+    """mrjob's local runner with tasks sized to the work (see the module)."""
+
+    alias = "local"
+
+    OPT_NAMES = LocalMRJobRunner.OPT_NAMES | {"split_bytes"}
+
+    def _sized(self):
+        return self._opts.get("split_bytes") is not None
+
+    def _given_tasks(self, step_num, name):
+        """``mapreduce.job.<name>`` (or its Hadoop 1 name) for the step, where
+        the splits are sized."""
+        if not self._sized():
+            return None
+        jobconf = self._jobconf_for_step(step_num)
+        value = next((jobconf[k] for k in _JOBCONF[name] if jobconf.get(k) is not None), None)
+        try:
+            return max(int(value), 1) if value is not None else None
+        except ValueError:
+            log.warning("mapreduce.job.%s=%r is not a number: ignored", name, value)
+            return None
+
+    def _pick_mapper_split_size(self, input_paths, step_num):
+        if not self._sized():
+            return super()._pick_mapper_split_size(input_paths, step_num)
+        compressed = [p for p in input_paths if p.endswith((".gz", ".bz"))]
+        nbytes = sum(os.stat(p)[stat.ST_SIZE] for p in input_paths if p not in compressed)
+        n = task_count(nbytes, self._num_cores(), self._opts["split_bytes"],
+                       self._given_tasks(step_num, "maps"))
+        return -(-nbytes // max(n - len(compressed), 1))
+
+    def _split_mapper_input(self, input_paths, step_num):
+        """A step without a mapper (or combiner) reads the previous step's part
+        files as they are: each is a split, linked, not copied."""
+        step = self._get_step(step_num)
+        input_paths = list(input_paths)
+        if (not self._sized() or step_num == 0 or "mapper" in step or "combiner" in step
+                or self._uses_input_manifest()):
+            return super()._split_mapper_input(input_paths, step_num)
+        splits = []
+        for task_num, path in enumerate(input_paths):
+            dest = self._task_input_path("mapper", step_num, task_num)
+            self.fs.mkdir(os.path.dirname(dest))
+            os.symlink(os.path.abspath(path), dest)
+            splits.append(dict(file=path, start=0, length=os.stat(path)[stat.ST_SIZE]))
+        return splits
+
+    def _split_reducer_input(self, step_num):
+        """Reduce splits of whole keys, as mrjob's, but as many as the work
+        needs; a single split is the sorted file itself."""
+        if not self._sized():
+            return super()._split_reducer_input(step_num)
+        path = self._sorted_reducer_input_path(step_num)
+        nbytes = os.stat(path)[stat.ST_SIZE]
+        n = task_count(nbytes, self._num_cores(), self._opts["split_bytes"],
+                       self._given_tasks(step_num, "reduces"))
+        if n == 1:
+            dest = self._task_input_path("reducer", step_num, 0)
+            self.fs.mkdir(os.path.dirname(dest))
+            os.rename(path, dest)
+            os.symlink(dest, path)  # where mrjob and its logs look for it
+            return 1
+        count = 0
+        with open(path, "rb") as src:
+            for records in _split_records(src, -(-nbytes // n), _reducer_key):
+                dest = self._task_input_path("reducer", step_num, count)
+                self.fs.mkdir(os.path.dirname(dest))
+                with open(dest, "wb") as out:
+                    out.writelines(records)
+                count += 1
+        return count
+
+    def _run_mappers_and_combiners(self, step_num, map_splits):
+        step = self._get_step(step_num)
+        if not self._sized() or "mapper" in step or "combiner" in step:
+            return super()._run_mappers_and_combiners(step_num, map_splits)
+        for task_num, split in enumerate(map_splits):  # links, no process to start
+            self._run_mapper_and_combiner_func(step_num, task_num, split)()
+
+    def _run_multiple(self, funcs, num_processes=None):
+        """One task runs here (it is a process of its own anyway); more go to
+        mrjob's process pool."""
+        funcs = list(funcs)
+        if len(funcs) == 1:
+            funcs[0]()
+            return
+        super()._run_multiple(funcs, num_processes)
+
+
+_JOBCONF = {"maps": ("mapreduce.job.maps", "mapred.map.tasks"),
+            "reduces": ("mapreduce.job.reduces", "mapred.reduce.tasks")}
+
+
+def _reducer_key(line):
+    return line.split(b"\t", 1)[0]
