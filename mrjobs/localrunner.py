@@ -15,17 +15,47 @@ does not depend on the partitioning):
 * else a split per ``split_bytes`` of the step's input, at least one and at
   most mrjob's two per core (:func:`task_count`).
 
-Where a step has a single task, it runs without a process pool; a step
+mrjob's runners import ``pyspark``, where it is installed, to look for
+``spark-submit``; this one leaves that import to a Spark step.  Where a step
+has a single task, it runs without a process pool; a step
 without a mapper hands the previous step's part files to the sort as they are
 (mrjob copies them line by line), and a single reduce split is the sorted
 file itself.  Without ``split_bytes`` the splits are mrjob's, byte for byte.
 """
+import importlib
+import importlib.util
 import logging
 import os
 import stat
+import sys
 
-from mrjob.local import LocalMRJobRunner
-from mrjob.sim import _split_records
+
+class _Pyspark:
+    """Stands in for ``pyspark`` in :mod:`mrjob.bin`, which imports it (a
+    third of a CPU second) only to look for ``spark-submit`` beside it: the
+    module is imported where that look needs it."""
+
+    def __bool__(self):
+        return importlib.util.find_spec("pyspark") is not None
+
+    def __getattr__(self, name):
+        return getattr(importlib.import_module("pyspark"), name)
+
+
+def _import_local_runner():
+    if "mrjob.bin" not in sys.modules and "pyspark" not in sys.modules:
+        sys.modules["pyspark"] = None  # an ImportError for mrjob.bin's try
+        try:
+            import mrjob.bin
+        finally:
+            del sys.modules["pyspark"]
+        mrjob.bin.pyspark = _Pyspark()
+    return importlib.import_module("mrjob.local").LocalMRJobRunner
+
+
+LocalMRJobRunner = _import_local_runner()
+
+from mrjob.sim import _split_records  # noqa: E402  (mrjob.bin first, as above)
 
 __all__ = ["LocalRunner", "task_count", "SPLIT_BYTES"]
 
