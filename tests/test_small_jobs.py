@@ -1,7 +1,17 @@
-"""What a small job starts: one block, one local core, light task processes."""
+"""What a small job starts: one block, as many local tasks as the work needs, light
+task processes."""
+import os
+import sys
+
+from mrjobs import localrunner
+from mrjobs.base import _cat_output_in_order
 from mrjobs.blocks import INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES
 from mrjobs.dot_products import MRSparseDotProducts
-from tests.jobs_helpers import corpus
+from mrjobs.launch import check_task_python, probe_task_python
+from mrjobs.localrunner import SPLIT_BYTES, task_count
+from mrjobs.shipping import package_zip
+from mrjobs.testing import run_job
+from tests.jobs_helpers import bare_python, corpus
 
 
 def _job(*args):
@@ -31,19 +41,117 @@ def test_tasks_run_without_setuptools_distutils_hook(tmp_path):
     assert env["SETUPTOOLS_USE_DISTUTILS"] == "local"  # the user's choice wins
 
 
-def test_a_small_input_gets_one_block_and_one_local_core(tmp_path):
+def test_a_small_input_gets_one_block(tmp_path):
     path = _small(tmp_path)
     job = _job("-r", "local", path)
     assert job._default_blocks() == 1
-    assert job._runner_kwargs()["num_cores"] == 1
-    job = _job("-r", "local", "--num-cores", "2", path)
-    assert job._default_blocks() == 1
-    assert job._runner_kwargs()["num_cores"] == 2  # given, kept
-    # stripes' sums follow the partitioning: its cores are left as they are
-    assert not _job("-r", "local", "--strategy", "stripes", path)._runner_kwargs().get("num_cores")
+    kwargs = job._runner_kwargs()
+    assert not kwargs.get("num_cores")  # -r local keeps its cores: the runner sizes the tasks
+    assert kwargs["split_bytes"] == SPLIT_BYTES
+    assert _job("-r", "local", "--num-cores", "2", path)._default_blocks() == 1
+    # stripes' sums follow the partitioning: it keeps mrjob's two tasks per core
+    assert _job("-r", "local", "--strategy", "stripes", path)._runner_kwargs()["split_bytes"] is None
 
 
 def test_a_larger_input_keeps_the_cores_busy(tmp_path):
     job = _job("-r", "local", "--num-cores", "2", _large(tmp_path))
     assert job._default_blocks() == 4  # 10 block pairs for 2 cores
-    assert not _job("-r", "local", _large(tmp_path))._runner_kwargs().get("num_cores")
+
+
+def test_task_count():
+    mb = 2**20
+    assert task_count(0, 2, SPLIT_BYTES) == 1
+    assert task_count(SPLIT_BYTES, 2, SPLIT_BYTES) == 1
+    assert task_count(SPLIT_BYTES + 1, 2, SPLIT_BYTES) == 2
+    assert task_count(100 * mb, 2, SPLIT_BYTES) == 4  # at most mrjob's two a core
+    assert task_count(100 * mb, 1, SPLIT_BYTES) == 2
+    assert task_count(10, 2, None) == 4  # mrjob's
+    assert task_count(10, 2, SPLIT_BYTES, given=3) == 3
+    assert task_count(100 * mb, 2, None, given=1) == 1
+
+
+# -- what the local runner starts -------------------------------------------------
+
+def _run_local(tmp_path, name, args):
+    """(output bytes in part order, {step: (map tasks, reduce tasks)})."""
+    tmp = tmp_path / name
+    job = _job("-r", "local", "--local-tmp-dir", str(tmp), "--cleanup", "NONE", *args)
+    with job.make_runner() as runner:
+        runner.run()
+        output = b"".join(_cat_output_in_order(runner))
+        steps = os.path.join(runner._get_local_tmp_dir(), "step")
+        tasks = {int(s): tuple(len([t for t in os.listdir(os.path.join(steps, s, kind))
+                                    if t.isdigit()]) for kind in ("mapper", "reducer"))
+                 for s in sorted(os.listdir(steps))}
+    return output, tasks
+
+
+def test_a_small_input_runs_one_task_a_step(tmp_path):
+    path = _small(tmp_path)
+    output, tasks = _run_local(tmp_path, "small", ["--num-cores", "2", path])
+    assert tasks == {0: (1, 1), 1: (1, 1), 2: (1, 1)}
+    inline = run_job(MRSparseDotProducts, None, [path])
+    assert output.splitlines() == inline.lines
+
+
+def test_tasks_follow_the_input_size_and_the_jobconf(tmp_path, monkeypatch):
+    path = _small(tmp_path)  # 50 vectors, ~25 KB
+    one, _ = _run_local(tmp_path, "one", ["--num-cores", "2", "--blocks", "2", path])
+    monkeypatch.setattr(localrunner, "SPLIT_BYTES", 1024)
+    many, tasks = _run_local(tmp_path, "many", ["--num-cores", "2", "--blocks", "2", path])
+    assert tasks[0] == (4, 4)  # at most two a core, as mrjob's
+    assert many == one
+    given, tasks = _run_local(tmp_path, "given", [
+        "--num-cores", "2", "--blocks", "2", "--jobconf", "mapreduce.job.maps=3",
+        "--jobconf", "mapreduce.job.reduces=3", path])
+    assert tasks[0] == (3, 3)
+    assert 2 <= tasks[1][1] <= 3  # the pair step's 3 block pairs, each whole in one task
+    assert given == one
+
+
+def test_stripes_keeps_mrjobs_splits(tmp_path):
+    path = _small(tmp_path)
+    _, tasks = _run_local(tmp_path, "stripes", ["--num-cores", "1", "--strategy", "stripes",
+                                                "--jobconf", "mapreduce.job.maps=3", path])
+    assert tasks[0] == (2, 2)  # two a core, the jobconf unread, as before
+
+
+# -- what the tasks are given --------------------------------------------------------
+
+def test_own_python_gets_no_zips(tmp_path):
+    path = _small(tmp_path)
+    kwargs = _job("-r", "local", path)._runner_kwargs()
+    assert kwargs["bootstrap_mrjob"] is False
+    assert package_zip() not in kwargs["py_files"]
+    # the user's word wins
+    kwargs = _job("-r", "local", "--bootstrap-mrjob", path)._runner_kwargs()
+    assert kwargs["bootstrap_mrjob"] is True and package_zip() in kwargs["py_files"]
+
+
+def test_a_python_without_our_packages_gets_the_zips(tmp_path):
+    path = _small(tmp_path)
+    python = bare_python(tmp_path)
+    kwargs = _job("-r", "local", "--python-bin", python, path)._runner_kwargs()
+    assert not kwargs.get("bootstrap_mrjob")  # None: mrjob's default, which ships it
+    assert package_zip() in kwargs["py_files"]
+
+
+def test_probe_finds_modules_without_importing_them(tmp_path):
+    pkg = tmp_path / "site" / "explodes"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise SystemExit('imported')\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+    found, missing = probe_task_python([sys.executable], [
+        "numpy", "explodes", "explodes.sub", "explodes.nope", "nope.sub", "nope"], env)
+    assert found["explodes.sub"] == str((pkg / "sub" / "__init__.py").resolve())
+    assert set(found) == {"numpy", "explodes", "explodes.sub"}
+    assert missing == {"explodes.nope": "ModuleNotFoundError: No module named 'explodes.nope'",
+                       "nope.sub": "ModuleNotFoundError: No module named 'nope'",
+                       "nope": "ModuleNotFoundError: No module named 'nope'"}
+    assert check_task_python([sys.executable], ["numpy", "nope.sub"], env) == (
+        "the task Python %s cannot import numpy, nope.sub (ModuleNotFoundError: No module "
+        "named 'nope'): install nope and numpy in the task Python (--python-bin / "
+        "--task-python-bin)" % sys.executable)
+    assert check_task_python([str(tmp_path / "no-python")], ["numpy"]).startswith(
+        "the task Python %s does not run" % (tmp_path / "no-python"))
