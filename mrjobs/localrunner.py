@@ -55,7 +55,7 @@ def _import_local_runner():
 
 LocalMRJobRunner = _import_local_runner()
 
-from mrjob.sim import _split_records  # noqa: E402  (mrjob.bin first, as above)
+from mrjob.sim import _split_records, _symlink_or_copy  # noqa: E402  (mrjob.bin first)
 
 __all__ = ["LocalRunner", "task_count", "SPLIT_BYTES"]
 
@@ -138,7 +138,7 @@ class LocalRunner(LocalMRJobRunner):
         for task_num, path in enumerate(input_paths):
             dest = self._task_input_path("mapper", step_num, task_num)
             self.fs.mkdir(os.path.dirname(dest))
-            os.symlink(os.path.abspath(path), dest)
+            _symlink_or_copy(os.path.abspath(path), dest)
             splits.append(dict(file=path, start=0, length=os.stat(path)[stat.ST_SIZE]))
         return splits
 
@@ -154,8 +154,8 @@ class LocalRunner(LocalMRJobRunner):
         if n == 1:
             dest = self._task_input_path("reducer", step_num, 0)
             self.fs.mkdir(os.path.dirname(dest))
-            os.rename(path, dest)
-            os.symlink(dest, path)  # where mrjob and its logs look for it
+            os.replace(path, dest)
+            _symlink_or_copy(dest, path)  # where mrjob and its logs look for it
             return 1
         count = 0
         with open(path, "rb") as src:
