@@ -13,7 +13,8 @@ does not depend on the partitioning):
 * ``mapreduce.job.maps`` / ``mapreduce.job.reduces`` (``--jobconf``, also per
   step) give the number of map / reduce splits, as on Hadoop;
 * else a split per ``split_bytes`` of the step's input, at least one and at
-  most mrjob's two per core (:func:`task_count`).
+  most one a core; above ``BALANCE_BYTES`` a core, mrjob's two a core
+  (:func:`task_count`).
 
 mrjob's runners import ``pyspark``, where it is installed, to look for
 ``spark-submit``; this one leaves that import to a Spark step.  Where a step
@@ -57,13 +58,18 @@ LocalMRJobRunner = _import_local_runner()
 
 from mrjob.sim import _split_records, _symlink_or_copy  # noqa: E402  (mrjob.bin first)
 
-__all__ = ["LocalRunner", "task_count", "SPLIT_BYTES"]
+__all__ = ["LocalRunner", "task_count", "SPLIT_BYTES", "BALANCE_BYTES"]
 
 log = logging.getLogger(__name__)
 
 #: bytes of a step's input per task (about a CPU second of a vectors-step
 #: mapper): below it, another task costs more to start than it would share
 SPLIT_BYTES = 8 * 2**20
+
+#: bytes of a step's input a core above which a step gets mrjob's two tasks
+#: a core (they even out tasks of unequal cost); below, at most one a core:
+#: tasks of equal size end no sooner for being more than the cores
+BALANCE_BYTES = 64 * 2**20
 
 
 def task_count(nbytes, cores, split_bytes, given=None):
@@ -76,7 +82,7 @@ def task_count(nbytes, cores, split_bytes, given=None):
     cores : int
         The runner's cores (``--num-cores``).
     split_bytes : int or None
-        Bytes a task; None: mrjob's two tasks per core.
+        Bytes a task, up to one task a core; None: mrjob's two tasks a core.
     given : int or None
         ``mapreduce.job.maps`` or ``.reduces``, which wins where set.
 
@@ -89,9 +95,9 @@ def task_count(nbytes, cores, split_bytes, given=None):
     """
     if given:
         return given
-    if split_bytes is None:
+    if split_bytes is None or nbytes > cores * BALANCE_BYTES:
         return 2 * cores
-    return max(1, min(2 * cores, -(-nbytes // split_bytes)))
+    return max(1, min(cores, -(-nbytes // split_bytes)))
 
 
 class LocalRunner(LocalMRJobRunner):

@@ -8,7 +8,7 @@ from mrjobs.base import _cat_output_in_order
 from mrjobs.blocks import INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.launch import check_task_python, probe_task_python
-from mrjobs.localrunner import SPLIT_BYTES, task_count
+from mrjobs.localrunner import BALANCE_BYTES, SPLIT_BYTES, task_count
 from mrjobs.shipping import package_zip
 from mrjobs.testing import run_job
 from tests.jobs_helpers import bare_python, corpus
@@ -63,7 +63,8 @@ def test_task_count():
     assert task_count(0, 2, SPLIT_BYTES) == 1
     assert task_count(SPLIT_BYTES, 2, SPLIT_BYTES) == 1
     assert task_count(SPLIT_BYTES + 1, 2, SPLIT_BYTES) == 2
-    assert task_count(100 * mb, 2, SPLIT_BYTES) == 4  # at most mrjob's two a core
+    assert task_count(2 * BALANCE_BYTES, 2, SPLIT_BYTES) == 2  # at most one a core
+    assert task_count(2 * BALANCE_BYTES + 1, 2, SPLIT_BYTES) == 4  # then mrjob's two a core
     assert task_count(100 * mb, 1, SPLIT_BYTES) == 2
     assert task_count(10, 2, None) == 4  # mrjob's
     assert task_count(10, 2, SPLIT_BYTES, given=3) == 3
@@ -98,9 +99,12 @@ def test_tasks_follow_the_input_size_and_the_jobconf(tmp_path, monkeypatch):
     path = _small(tmp_path)  # 50 vectors, ~25 KB
     one, _ = _run_local(tmp_path, "one", ["--num-cores", "2", "--blocks", "2", path])
     monkeypatch.setattr(localrunner, "SPLIT_BYTES", 1024)
+    two, tasks = _run_local(tmp_path, "two", ["--num-cores", "2", "--blocks", "2", path])
+    assert tasks[0] == (2, 2)  # one a core
+    monkeypatch.setattr(localrunner, "BALANCE_BYTES", 1024)
     many, tasks = _run_local(tmp_path, "many", ["--num-cores", "2", "--blocks", "2", path])
-    assert tasks[0] == (4, 4)  # at most two a core, as mrjob's
-    assert many == one
+    assert tasks[0] == (4, 4)  # two a core, as mrjob's
+    assert many == one and two == one
     given, tasks = _run_local(tmp_path, "given", [
         "--num-cores", "2", "--blocks", "2", "--jobconf", "mapreduce.job.maps=3",
         "--jobconf", "mapreduce.job.reduces=3", path])
