@@ -134,10 +134,12 @@ test-python-%: FORCE
 run: $(RUN_STAMP)
 	@$(PY) -m examples.strongest_pairs
 
+# (with bytecode caching on, as a user's runs have it: PYTHONDONTWRITEBYTECODE
+# would make every task process compile mrsparse's modules again)
 bench: install
-	$(PY) -m bench.wire
-	$(PY) -m bench.jobs
-	$(PY) -m mrjobs.plan --calibrate
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.wire
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.jobs
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate
 
 lint: install
 	$(PY) -m pyflakes mrjobs codecs tests examples bench setup.py
