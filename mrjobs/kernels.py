@@ -94,8 +94,12 @@ def top_k_order(ids, scores, k=None):
         cand = np.flatnonzero(-scores <= kth)
     else:
         cand = np.arange(n)
-    by_id = cand[np.argsort(ids[cand], kind="stable")]
-    order = by_id[np.argsort(-scores[by_id], kind="stable")]
+    if cand.shape[0] and not np.isnan(scores[cand]).any():
+        # sorted by score; only runs of equal scores are sorted by id
+        order = cand[order_within_groups(np.zeros(1, np.intp), ids[cand], scores[cand])]
+    else:
+        by_id = cand[np.argsort(ids[cand], kind="stable")]
+        order = by_id[np.argsort(-scores[by_id], kind="stable")]
     return order if k is None else order[:k]
 
 
