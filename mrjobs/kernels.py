@@ -96,7 +96,9 @@ def top_k_order(ids, scores, k=None):
         cand = np.arange(n)
     if cand.shape[0] and not np.isnan(scores[cand]).any():
         # sorted by score; only runs of equal scores are sorted by id
-        order = cand[order_within_groups(np.zeros(1, np.intp), ids[cand], scores[cand])]
+        cand_scores = scores[cand]
+        by_score = np.argsort(-cand_scores)
+        order = cand[_break_ties(by_score, np.zeros(1, np.intp), ids[cand], cand_scores)]
     else:
         by_id = cand[np.argsort(ids[cand], kind="stable")]
         order = by_id[np.argsort(-scores[by_id], kind="stable")]
