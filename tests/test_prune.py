@@ -261,7 +261,8 @@ def test_pruning_skips_products_and_whole_block_pairs():
 @pytest.mark.parametrize("k,threshold,limit", CASES)
 @pytest.mark.parametrize("shape", ["pair", "diagonal", "self", "queries"])
 def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit, monkeypatch):
-    monkeypatch.setattr("mrjobs.pairs.LIVE_CELLS_MAX", 1.0)  # always the pruned path
+    monkeypatch.setattr("mrjobs.pairs.LIVE_SHARE_MAX", float("inf"))  # always pruned
+    monkeypatch.setattr("mrjobs.pairs.PLAN_SHARE_MAX", float("inf"))
     rng = np.random.default_rng(5)
     A = _block(rng, 23, 9, 0.3)
     C = A if shape in ("diagonal", "self") else _block(rng, 31, 9, 0.3)
@@ -279,7 +280,8 @@ def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit, monk
 @pytest.mark.parametrize("measure", PRUNABLE)
 @pytest.mark.parametrize("shape", ["pair", "diagonal"])
 def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape, monkeypatch):
-    monkeypatch.setattr("mrjobs.pairs.LIVE_CELLS_MAX", 1.0)  # always the pruned path
+    monkeypatch.setattr("mrjobs.pairs.LIVE_SHARE_MAX", float("inf"))  # always pruned
+    monkeypatch.setattr("mrjobs.pairs.PLAN_SHARE_MAX", float("inf"))
     raw = raw_for(measure, 21, 60, negative=True)
     A, rs = prepared(measure, raw)
     C, cs = (A, rs) if shape == "diagonal" else prepared(measure, raw_for(measure, 22, 50))
@@ -303,12 +305,23 @@ def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape, monkeyp
 
 # -- the job: pruning on by default under --threshold, --no-prune for comparison -------
 
-def _sparse_corpus(n=1000):
-    """Vectors of ~20 features over a vocabulary of 10^6 (Zipf 0.8): groups of
-    vectors share few heavy features, so bounds rule out most cells."""
+def _sparse_corpus(n=1500):
+    """Vectors of ~20 features over a vocabulary of 50,000 (Zipf 1.0), weighted
+    tf-idf as text is: popular features weigh little, so bounds rule out most
+    cells, and the bounds cost little beside the product (the pair kernel
+    computes them only then)."""
+    import json
+    import math
     from examples.generate import generate_lines
-    return list(generate_lines(n, 20, 1000000, 0.8, 3, fmt="json", edge_cases=False,
-                               progress=False))
+    vectors = [json.loads(line) for line in generate_lines(
+        n, 20, 50000, 1.0, 3, fmt="json", edge_cases=False, progress=False)]
+    df = {}
+    for v in vectors:
+        for f in v["features"]:
+            df[f] = df.get(f, 0) + 1
+    return [json.dumps({"id": v["id"], "features": {
+        f: w * math.log(n / df[f]) for f, w in v["features"].items() if df[f] < n}})
+        for v in vectors]
 
 
 @pytest.fixture(scope="module")
@@ -352,3 +365,27 @@ def test_pruning_is_counted_and_the_same_on_the_local_runner(sparse_corpus):
     assert work["pruned: (row x column group) cells"] > 0 and work["pruned: rows"] > 0
     assert work["products computed"] < full.counters["mrsparse work"]["products computed"] / 2
 
+
+
+def test_bounds_are_computed_only_where_they_cost_little_beside_the_product(sparse_corpus):
+    from mrjobs.pairs import _planning_pays
+    from tests.jobs_helpers import read_corpus
+
+    def block(n, features, vocabulary, seed):
+        rng = np.random.default_rng(seed)
+        cols = np.concatenate([np.sort(rng.choice(vocabulary, features, replace=False))
+                               for _ in range(n)])
+        return sp.csr_matrix((np.ones(n * features), cols, np.arange(n + 1) * features),
+                             shape=(n, vocabulary))
+    # rare features: the bounds' product is as large as the product itself
+    assert not _planning_pays(block(2000, 20, 10 ** 6, 1), block(2000, 20, 10 ** 6, 2),
+                              diagonal=False, mirror=True)
+    # long rows over shared features: every row meets every group, the bounds
+    # cost more than half the product
+    assert not _planning_pays(block(2000, 200, 3000, 1), block(2000, 200, 3000, 2),
+                              diagonal=False, mirror=True)
+    # short tf-idf rows of a Zipfian vocabulary (the job tests above prune them)
+    X = read_corpus(sparse_corpus)[1]
+    halves = X[: X.shape[0] // 2], X[X.shape[0] // 2:]
+    assert _planning_pays(*halves, diagonal=False, mirror=True)
+    assert _planning_pays(halves[0], halves[0], diagonal=True, mirror=True)
