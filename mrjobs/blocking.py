@@ -17,7 +17,7 @@ from mrcodecs.jobwire import Block, block_pair_key, block_pair_of
 
 from .counters import BLOCK_ENTRIES_SENT, WORK
 
-__all__ = ["block_of", "routes", "block_pair_key", "block_pair_of", "BlockBuffer"]
+__all__ = ["block_of", "routes", "all_pairs", "block_pair_key", "block_pair_of", "BlockBuffer"]
 
 
 def block_of(doc, blocks):
@@ -52,6 +52,20 @@ def routes(family, block, blocks, query_blocks=None):
     else:
         pairs = [(q, b) for q in range(query_blocks)]
     return [(i, j, 1 if (family == 1 or (b == j and i != j)) else 0) for i, j in pairs]
+
+
+def all_pairs(blocks, query_blocks=None):
+    """Every block pair ``(i, j)`` of the job, in key order (the pairs that
+    :func:`routes` sends blocks to).
+
+    >>> all_pairs(3)
+    [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]
+    >>> all_pairs(2, query_blocks=2)
+    [(0, 0), (0, 1), (1, 0), (1, 1)]
+    """
+    if query_blocks is None:
+        return [(i, j) for i in range(blocks) for j in range(i, blocks)]
+    return [(q, c) for q in range(query_blocks) for c in range(blocks)]
 
 
 class BlockBuffer:

@@ -24,9 +24,20 @@ multiplies the pair's two blocks with scipy.sparse:
     keeps the ``--top-k`` best: the union of per-block top-k lists holds the
     global top-k.
 
-With ``--max-df`` two steps come first: *df* (the reducer of a feature drops
-it if more than N vectors hold it, as the stripes strategy does) and
-*regroup* (the reducer of a vector gathers the features that were kept).
+With ``--max-df N`` the steps stay the same: each vectors-step reducer task
+also counts, per family, how many of its vectors hold each feature
+(:class:`~mrjobs.buffers.FeatureCounts`) and, when it ends, sends that count
+table (a :class:`~mrcodecs.jobwire.Stripe` record: features, counts) to every
+block pair, since a feature's df is global.  The reducer of a pair sums the
+tables it receives into each feature's df, drops the features held by more
+than N vectors from both of its blocks -- and the vectors left with no
+feature -- before it builds the matrices, and multiplies as without the cut.
+Weights and the whole-vector statistics are prepared before the cut, as the
+stripes strategy does, and a dot product adds its terms in feature order, so
+the scores are those of the stripes strategy's cut.  The pair ``(0, 0)``
+alone counts the cut (group ``mrsparse df-cut``; every pair sees the same
+global counts).  Cost: the tables add R·F·P entries to the shuffle (R
+vectors-step reducer tasks, F features a task holds, P block pairs).
 
 Exactness and determinism: a pair's dot product is computed in one reducer,
 over the whole of both vectors, by scipy's sparse product, which adds the
@@ -42,12 +53,13 @@ candidates per column vector.
 """
 import numpy as np
 
+from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
 
-from .blocking import BlockBuffer, block_pair_of
-from .buffers import PostingBuffer, RegroupBuffer
+from .blocking import BlockBuffer, all_pairs, block_pair_key, block_pair_of
+from .buffers import FeatureCounts
 from .counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
-                       PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
+                       DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
 from .kernels import group_starts
 from .pairs import ROWS, pair_best
 from .strategy import Step, by_family
@@ -107,13 +119,16 @@ def _gather(lengths, perm):
 class _Side:
     """The vectors of one side of a block pair, sorted by id."""
 
-    def __init__(self, parts):
+    def __init__(self, parts, cut=None):
         ids = np.concatenate([p.ids for p in parts])
         lengths = np.concatenate([p.lengths for p in parts]).astype(np.int64)
         feats = np.concatenate([p.features for p in parts])
         weights = np.concatenate([p.weights for p in parts]).astype(np.float64, copy=False)
         stats = (None if parts[0].stats is None
                  else np.concatenate([p.stats for p in parts]))
+        if cut is not None:
+            ids, lengths, feats, weights, stats = _apply_cut(
+                cut, ids, lengths, feats, weights, stats)
         if ids.shape[0] > 1 and not (ids[1:] > ids[:-1]).all():
             perm = np.argsort(ids, kind="stable")
             idx = _gather(lengths, perm)
@@ -148,97 +163,63 @@ class BlocksStrategy:
         self.ctx = context
 
     def steps(self):
-        steps = []
-        if self.ctx.max_df is not None:
-            steps.append(Step(self.reducer_df, self.reducer_df_init, self.reducer_df_final))
-            steps.append(Step(self.reducer_regroup, self._init_blocks, self.take_final))
-        steps.append(Step(self.reducer_pairs))
-        return steps
+        return [Step(self.reducer_pairs)]
 
-    # -- fed by the vectors step (or by the regroup step) -----------------------
+    # -- fed by the vectors step ----------------------------------------------
 
     def take_init(self):
         ctx = self.ctx
-        if ctx.max_df is not None:
-            # to the df step first
-            self._post = [PostingBuffer(ctx.buffer_entries, ctx.wire_dtype, query=False),
-                          PostingBuffer(ctx.buffer_entries, ctx.wire_dtype, query=True)]
-            self._blocks = None
-        else:
-            self._init_blocks()
-
-    def _init_blocks(self):
-        ctx = self.ctx
-        self._post = None
         self._blocks = BlockBuffer(ctx.buffer_entries, ctx.wire_dtype, ctx.blocks,
                                    ctx.blocks if ctx.queries else None)
+        # --max-df: the task's share of each feature's df, for every block pair
+        self._df = None if ctx.max_df is None else FeatureCounts(ctx.buffer_entries)
 
     def take(self, doc, query, ids, weights, stat):
-        if self._post is not None:
-            buf = self._post[1 if query else 0]
-            if buf.add(doc, ids, weights, stat):
-                yield from buf.flush()
-            return
+        if self._df is not None:
+            self._df.add(query, ids)
         family = 1 if (self.ctx.queries and not query) else 0
         if self._blocks.add(doc, family, ids, weights.astype(self.ctx.wire_dtype, copy=False),
                             stat):
             yield from self._blocks.flush(self.ctx.counts)
 
     def take_final(self):
-        if self._post is not None:
-            for buf in self._post:
-                yield from buf.flush()
-        else:
-            yield from self._blocks.flush(self.ctx.counts)
+        yield from self._blocks.flush(self.ctx.counts)
+        if self._df is not None:
+            yield from self._count_tables()
 
-    # -- --max-df: the df step and the regroup step ---------------------------
-
-    def reducer_df_init(self):
-        limit, dtype = self.ctx.buffer_entries, self.ctx.wire_dtype
-        self._regroup = [RegroupBuffer(limit, dtype, query=False),
-                         RegroupBuffer(limit, dtype, query=True)]
-
-    def reducer_df(self, feature, fragments):
-        postings = self.ctx.postings(fragments)
-        if postings is None:
-            return
-        for q, part in enumerate(postings):
-            if part is None:
-                continue
-            docs, w, stats = part
-            if self._regroup[q].add(feature, docs, w, stats):
-                yield from self._regroup[q].flush()
-
-    def reducer_df_final(self):
-        for buf in self._regroup:
-            yield from buf.flush()
-
-    def reducer_regroup(self, doc, pieces):
-        """A vector's kept features (prepared weights, whole-vector stat)."""
-        for query, parts in by_family(pieces):
-            if len(parts) == 1:
-                ids, w = parts[0].ids, parts[0].values
-            else:
-                ids = np.concatenate([p.ids for p in parts])
-                w = np.concatenate([p.values for p in parts])
-                order = np.argsort(ids, kind="stable")
-                ids, w = ids[order], w[order]
-            yield from self.take(doc, query, ids, w, parts[0].self_stat)
+    def _count_tables(self):
+        """The task's count tables, to every block pair."""
+        ctx = self.ctx
+        keys = [block_pair_key(i, j) for i, j in all_pairs(
+            ctx.blocks, ctx.blocks if ctx.queries else None)]
+        sent = 0
+        for table in self._df.tables():
+            for key in keys:
+                yield key, table
+            sent += len(table) * len(keys)
+        ctx.counts.add(WORK, DF_COUNT_ENTRIES_SENT, sent)
 
     # -- the block pairs ------------------------------------------------------
 
-    def reducer_pairs(self, key, blocks):
-        """Decode the pair's two blocks, run the pair kernel, emit partial rows."""
+    def reducer_pairs(self, key, records):
+        """Decode the pair's two blocks (and, with ``--max-df``, the count
+        tables), run the pair kernel, emit partial rows."""
         ctx = self.ctx
         i, j = block_pair_of(key)
-        sides = ([], [])
-        for b in blocks:
-            sides[b.side].append(b)
+        sides, tables = ([], []), []
+        for r in records:
+            if isinstance(r, Stripe):
+                tables.append(r)
+            else:
+                sides[r.side].append(r)
+        cut = None if ctx.max_df is None else self._cut(tables, count=(i, j) == (0, 0))
         diagonal = i == j and not ctx.queries
         if not sides[0] or not (diagonal or sides[1]):
             return
-        rows = _Side(sides[0])
-        cols = rows if diagonal else _Side(sides[1])
+        rows = _Side(sides[0], cut)
+        cols = rows if diagonal else _Side(sides[1], cut)
+        if not len(rows) or not len(cols):
+            return
         feats = np.unique(rows.feats if diagonal else np.concatenate((rows.feats, cols.feats)))
         A = rows.matrix(feats)
         C = A if diagonal else cols.matrix(feats)
@@ -252,6 +233,22 @@ class BlocksStrategy:
                         (ROWS_PRUNED, work.rows_pruned), (COLUMNS_PRUNED, work.columns_pruned),
                         (CELLS_PRUNED, work.cells_pruned), (BLOCK_PAIRS_PRUNED, work.pair_pruned)):
             ctx.counts.add(WORK, name, n)
+
+    def _cut(self, tables, count):
+        """The features over ``--max-df`` (sorted ids): each feature's df is
+        the sum of the count tables of every vectors-step task, over both
+        families.  With ``count``, the cut is counted (one pair does)."""
+        if not tables:
+            return np.empty(0, ID_DTYPE)
+        feats = np.concatenate([t.ids for t in tables])
+        n = np.concatenate([t.values.astype(np.float64) for t in tables])
+        query = np.repeat([bool(t.query) for t in tables], [len(t) for t in tables])
+        uniq, inv = np.unique(feats, return_inverse=True)
+        df = [np.bincount(inv[query == q], n[query == q], uniq.shape[0]) for q in (False, True)]
+        over = df[0] + df[1] > self.ctx.max_df
+        if count:
+            self.ctx.postings.count_cut(df[0][over], df[1][over])
+        return uniq[over]
 
     def _emit_all(self, results, rows, cols):
         """Emit each result of the kernel; return the kernel's return value."""
@@ -278,6 +275,23 @@ class BlocksStrategy:
         raw = group_side.raw
         for s, e, g in zip(starts, ends, groups[starts].tolist()):
             yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
+
+
+def _apply_cut(cut, ids, lengths, feats, weights, stats):
+    """A side's vectors without the features of ``cut`` (sorted ids), and
+    without the vectors left empty, which the pair never multiplies."""
+    if cut.shape[0] and feats.shape[0]:
+        at = np.minimum(np.searchsorted(cut, feats), cut.shape[0] - 1)
+        keep = cut[at] != feats
+        if not keep.all():
+            vector = np.repeat(np.arange(ids.shape[0]), lengths)
+            lengths = np.bincount(vector[keep], minlength=ids.shape[0])
+            feats, weights = feats[keep], weights[keep]
+    live = lengths > 0
+    if not live.all():
+        ids, lengths = ids[live], lengths[live]
+        stats = None if stats is None else stats[live]
+    return ids, lengths, feats, weights, stats
 
 
 def _same_ids(row_ids, col_ids, n_c):

@@ -384,6 +384,11 @@ class _Wire:
         return records * (key + 2 + self.rho * (6 + (8 if self_stat else 0))) + \
             entries * per_entry * self.rho
 
+    def counts(self, records, entries, blocks):
+        """A count table: a stripe of feature ids and float32 counts, keyed
+        by a block pair."""
+        return records * (self.block_key(blocks) + 2 + 6 * self.rho) + entries * 20 * self.rho
+
     def block(self, records, vectors, entries, blocks):
         return records * (self.block_key(blocks) + 2 + 10 * self.rho) + self.rho * (
             vectors * (20 + (8 if self.stats else 0)) + entries * (16 + self.wsize))
@@ -456,24 +461,32 @@ def _postings_step(e, wire, name, o, R):
     return _step(name, recs, nnz, wire.stripe(recs, nnz, wire.feat_key, wire.stats))
 
 
-def _regroup_step(e, wire, o, R):
-    """Kept features regrouped by vector (--max-df under blocks)."""
-    kept = sum(f.kept_len.sum() * f.scale for f in e["fams"])
-    groups = R * _flushes(kept, R, o.buffer_entries)
-    recs = sum(_groups(f.kept_len, groups) * f.scale for f in e["fams"])
-    return _step("regroup", recs, kept, wire.stripe(recs, kept, wire.doc_key, False, wire.stats))
-
-
 def _pairs_step(e, wire, o, R):
+    """Whole vectors to their block pairs (all of them: a pair applies
+    --max-df itself) and, with --max-df, the count tables."""
     B = e["blocks"]
     recs = vecs = ents = 0.0
     for f in e["fams"]:
-        v = (f.kept_len > 0).sum() * f.scale
-        n = f.kept_len.sum() * f.scale
+        v = (f.s.lengths > 0).sum() * f.scale
+        n = f.s.lengths.sum() * f.scale
         recs += _block_records(v, n, B, R, o.buffer_entries)
         vecs += v * B
         ents += n * B
-    return _step("pairs", recs, ents, wire.block(recs, vecs, ents, B))
+    nbytes = wire.block(recs, vecs, ents, B)
+    if o.max_df is not None:
+        c_recs, c_ents = _count_tables(e, R)
+        recs, ents = recs + c_recs, ents + c_ents
+        nbytes += wire.counts(c_recs, c_ents, B)
+    return _step("pairs", recs, ents, nbytes)
+
+
+def _count_tables(e, R):
+    """Records and entries of the --max-df count tables: each of the R
+    vectors-step reduce tasks sends, per family, one entry per feature it
+    holds to every block pair."""
+    P = e["block_pairs"]
+    tables = sum(_distinct(f.df, f.s.n, f.N / R) for f in e["fams"])
+    return R * len(e["fams"]) * P, R * tables * P
 
 
 def _rows_blocks(e, wire, o):
@@ -525,9 +538,6 @@ def _steps(e, wire, o, R):
     if o.strategy == "stripes":
         steps.append(_postings_step(e, wire, "stripes", o, R))
         return steps + _stripes_steps(e, wire, o, R)
-    if o.max_df is not None:
-        steps.append(_postings_step(e, wire, "df", o, R))
-        steps.append(_regroup_step(e, wire, o, R))
     return steps + [_pairs_step(e, wire, o, R), _rows_blocks(e, wire, o)]
 
 
@@ -655,7 +665,9 @@ def estimate(corpus, queries, o, calibration=None):
     if o.strategy == "blocks":
         B = e["blocks"] = _job_blocks(o, e["input_bytes"])
         e["block_pairs"] = B * B if queries is not None else B * (B + 1) // 2
-        entries = e["kept_entries"] / (2 if queries is not None else 1)
+        # a pair decodes its blocks whole (it applies --max-df itself)
+        entries = sum(f.s.lengths.sum() * f.scale for f in fams) / (
+            2 if queries is not None else 1)
         e["memory"] = pair_memory_bytes(entries, B, o.buffer_entries)
         e["suggested_blocks"] = _suggest_blocks(entries, o, R)
         e["products_computed"] = _products_computed(e, o)

@@ -35,7 +35,7 @@ ROW_FIELDS = {
     "task_peak_mb", "max_rss_mb", "tree_pss_mb",
 }
 #: steps of the job: vectors + the strategy's + rows
-STEPS = {("blocks", False): 3, ("blocks", True): 5, ("stripes", False): 4,
+STEPS = {("blocks", False): 3, ("blocks", True): 3, ("stripes", False): 4,
          ("stripes", True): 4}
 
 

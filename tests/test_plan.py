@@ -71,7 +71,7 @@ def test_blocks_max_df_threshold_float32(corpora):
     e, run, rows = plan_and_run([corpora["2000"], "--measure", "jaccard", "--max-df", "60",
                                  "--threshold", "0.05", "--float32", "--blocks", "3",
                                  "--sample-lines", "800"])
-    assert [s["step"] for s in e["steps"]] == ["vectors", "df", "regroup", "pairs", "rows"]
+    assert [s["step"] for s in e["steps"]] == ["vectors", "pairs", "rows"]
     assert_close(rows, "shuffle bytes", "products computed", "pairs scored", *step_names(rows))
     assert rows["blocks"] == (3, 3)
 
