@@ -56,7 +56,7 @@ import numpy as np
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
 
-from .blocking import BlockBuffer, all_pairs, block_pair_key, block_pair_of
+from .blocking import BlockBuffer, all_pairs, block_pair_key, block_pair_of, without
 from .buffers import FeatureCounts
 from .counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
                        DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
@@ -127,7 +127,7 @@ class _Side:
         stats = (None if parts[0].stats is None
                  else np.concatenate([p.stats for p in parts]))
         if cut is not None:
-            ids, lengths, feats, weights, stats = _apply_cut(
+            ids, lengths, feats, weights, stats = without(
                 cut, ids, lengths, feats, weights, stats)
         if ids.shape[0] > 1 and not (ids[1:] > ids[:-1]).all():
             perm = np.argsort(ids, kind="stable")
@@ -180,12 +180,18 @@ class BlocksStrategy:
         family = 1 if (self.ctx.queries and not query) else 0
         if self._blocks.add(doc, family, ids, weights.astype(self.ctx.wire_dtype, copy=False),
                             stat):
-            yield from self._blocks.flush(self.ctx.counts)
+            yield from self._flush_blocks()
 
     def take_final(self):
-        yield from self._blocks.flush(self.ctx.counts)
+        yield from self._flush_blocks()
         if self._df is not None:
             yield from self._count_tables()
+
+    def _flush_blocks(self):
+        # a feature that this task alone saw in more than --max-df vectors is
+        # cut whatever the others saw: its entries need not travel
+        drop = None if self._df is None else self._df.over(self.ctx.max_df)
+        yield from self._blocks.flush(self.ctx.counts, drop)
 
     def _count_tables(self):
         """The task's count tables, to every block pair."""
@@ -275,23 +281,6 @@ class BlocksStrategy:
         raw = group_side.raw
         for s, e, g in zip(starts, ends, groups[starts].tolist()):
             yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
-
-
-def _apply_cut(cut, ids, lengths, feats, weights, stats):
-    """A side's vectors without the features of ``cut`` (sorted ids), and
-    without the vectors left empty, which the pair never multiplies."""
-    if cut.shape[0] and feats.shape[0]:
-        at = np.minimum(np.searchsorted(cut, feats), cut.shape[0] - 1)
-        keep = cut[at] != feats
-        if not keep.all():
-            vector = np.repeat(np.arange(ids.shape[0]), lengths)
-            lengths = np.bincount(vector[keep], minlength=ids.shape[0])
-            feats, weights = feats[keep], weights[keep]
-    live = lengths > 0
-    if not live.all():
-        ids, lengths = ids[live], lengths[live]
-        stats = None if stats is None else stats[live]
-    return ids, lengths, feats, weights, stats
 
 
 def _same_ids(row_ids, col_ids, n_c):

@@ -223,6 +223,16 @@ class FeatureCounts:
         self.pending[q].clear()
         self.n[q] = 0
 
+    def over(self, limit):
+        """The features counted more than ``limit`` times over both families
+        (sorted ids)."""
+        for q in (0, 1):
+            self._fold(q)
+        (f0, c0), (f1, c1) = self.table
+        if f1.shape[0]:
+            f0, c0, _, _ = sort_sum(np.concatenate((f0, f1)), np.concatenate((c0, c1)))
+        return f0[c0 > limit]
+
     def tables(self):
         """The count table of each family that has one (corpus first)."""
         for q in (0, 1):
