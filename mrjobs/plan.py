@@ -462,13 +462,22 @@ def _postings_step(e, wire, name, o, R):
 
 
 def _pairs_step(e, wire, o, R):
-    """Whole vectors to their block pairs (all of them: a pair applies
-    --max-df itself) and, with --max-df, the count tables."""
+    """Whole vectors to their block pairs and, with --max-df, the count
+    tables (the pairs apply the cut; a vectors-step task leaves out the
+    features it alone counted over the cut)."""
     B = e["blocks"]
+    sent = None if o.max_df is None else _sent_share(e, o, R)
     recs = vecs = ents = 0.0
     for f in e["fams"]:
-        v = (f.s.lengths > 0).sum() * f.scale
-        n = f.s.lengths.sum() * f.scale
+        if sent is None:
+            v = (f.s.lengths > 0).sum() * f.scale
+            n = f.s.lengths.sum() * f.scale
+        else:
+            t = sent[f.col]
+            n = t.sum() * f.scale
+            # a vector travels if one of its entries does
+            none = np.bincount(f.row, np.log(np.maximum(1.0 - t, 1e-300)), f.s.n)
+            v = (1.0 - np.exp(none)).sum() * f.scale
         recs += _block_records(v, n, B, R, o.buffer_entries)
         vecs += v * B
         ents += n * B
@@ -478,6 +487,22 @@ def _pairs_step(e, wire, o, R):
         recs, ents = recs + c_recs, ents + c_ents
         nbytes += wire.counts(c_recs, c_ents, B)
     return _step("pairs", recs, ents, nbytes)
+
+
+def _sent_share(e, o, R):
+    """Per feature, the share of its entries that leave the vectors step
+    under --max-df: a task flushes its blocks ``F`` times, and at its k-th
+    flush leaves out a feature it has counted in more than --max-df vectors,
+    its count then ~ Binomial(df, k/(F·R))."""
+    from scipy.stats import binom
+    df = np.rint(e["df_hat"])
+    entries = sum(f.s.lengths.sum() * f.scale for f in e["fams"])
+    flushes = int(_flushes(entries, R, o.buffer_entries))
+    dropped = np.zeros(df.shape[0])
+    over = df > o.max_df
+    for k in range(1, min(flushes, 64) + 1):
+        dropped[over] += binom.sf(o.max_df, df[over], k / (min(flushes, 64) * R))
+    return 1.0 - dropped / min(flushes, 64)
 
 
 def _count_tables(e, R):
@@ -655,6 +680,7 @@ def estimate(corpus, queries, o, calibration=None):
         fams.append(_Family(queries, None, o.measure))
     n_feat, df_hat, kept = _features(fams, o.max_df)
     e = {"fams": fams, "features_seen": n_feat, "features_cut": int((~kept).sum()),
+         "df_hat": df_hat,
          "products": _products(fams, kept, o.include_self)}
     e["pairs"] = _pairs(fams, n_feat, o)
     e["kept_entries"] = sum(f.kept_len.sum() * f.scale for f in fams)
