@@ -805,7 +805,7 @@ def _time_line(e, o):
 
 def as_json(e):
     """The plan's numbers as a JSON-able dict."""
-    out = {k: v for k, v in e.items() if k not in ("fams", "pairs", "calibration")}
+    out = {k: v for k, v in e.items() if k not in ("fams", "pairs", "calibration", "df_hat")}
     out["vectors"] = [f.N for f in e["fams"]]
     out["pairs"] = float(e["pairs"]["pairs"])
     out["kept_pairs"] = float(e["pairs"]["kept_pairs"])
