@@ -6,7 +6,7 @@ which side.  *Key layout*: a block pair travels under the raw 16-byte key
 :func:`block_pair_key` (bytes in ``codecs/SPEC.md``, next to the
 :class:`~mrcodecs.jobwire.Block` record it keys), read back by
 :func:`block_pair_of`.  :class:`BlockBuffer` combines whole vectors into
-block fragments in the vectors (or regroup) step.
+block fragments in the vectors step.
 """
 import zlib
 
