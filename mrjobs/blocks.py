@@ -62,7 +62,7 @@ from .counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PR
                        DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
 from .kernels import group_starts
 from .pairs import ROWS, pair_best
-from .strategy import Step, by_family
+from .strategy import Step
 
 __all__ = ["BlocksStrategy", "estimate_blocks"]
 
