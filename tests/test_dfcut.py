@@ -147,6 +147,8 @@ def test_feature_counts_fold_and_tables_per_family():
     assert [(t.ids.tolist(), t.values.tolist(), t.query) for t in tables] == [
         (ids(1, 2, 3).tolist(), [1.0, 3.0, 1.0], False), (ids(2).tolist(), [1.0], True)]
     assert all(t.values.dtype == np.float32 for t in tables)
+    # over both families: feature 2 is in 3 corpus vectors and 1 query
+    assert c.over(3).tolist() == ids(2).tolist() and c.over(4).shape[0] == 0
     assert list(FeatureCounts(limit=3).tables()) == []
 
 
