@@ -1,6 +1,8 @@
-"""--max-df under the blocks strategy: three steps (the block pairs apply the
-cut from count tables the vectors step sends along), the stripes strategy's
-neighbours and df-cut counters, and the count tables on the wire."""
+"""--max-df under the blocks strategy: its two forms (count tables the vectors
+step sends to the block pairs, three steps; or the df and regroup steps, five),
+the rule that picks one per job, the same bytes and counters from both, the
+stripes strategy's neighbours and df-cut counters, and the count tables on the
+wire."""
 import uuid
 
 import numpy as np
@@ -8,6 +10,7 @@ import pytest
 
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import JobProtocol, Stripe
+from mrjobs.blocks import df_cut_form
 from mrjobs.buffers import FeatureCounts
 from mrjobs.counters import Counters
 from mrjobs.dot_products import MRSparseDotProducts
@@ -45,9 +48,81 @@ def neighbours(result):
     return {k: list(v) for k, v in result.output}
 
 
-def test_blocks_max_df_runs_three_steps():
-    job = MRSparseDotProducts(["--max-df", "5", "--blocks", "3"])
-    assert len(job.steps()) == 3 == len(MRSparseDotProducts(["--blocks", "3"]).steps())
+def test_blocks_max_df_steps_follow_the_form():
+    """Three steps in the counts form, five in the join form; a job built
+    without the launcher (no --df-cut-form) takes the join form."""
+    assert len(MRSparseDotProducts(["--blocks", "3"]).steps()) == 3
+    assert len(MRSparseDotProducts(["--max-df", "5", "--blocks", "3"]).steps()) == 5
+    for form, n in (("counts", 3), ("join", 5)):
+        job = MRSparseDotProducts(["--max-df", "5", "--blocks", "3", "--df-cut-form", form])
+        assert len(job.steps()) == n, form
+
+
+@pytest.mark.parametrize("runner, blocks, queries, form", [
+    ("inline", 1, False, "counts"), ("inline", 4, False, "counts"),
+    ("local", 4, False, "counts"), (None, 2, False, "counts"),
+    ("inline", 5, False, "join"), ("local", 5, False, "join"), ("local", 50, False, "join"),
+    ("inline", 3, True, "counts"), ("local", 4, True, "join"),
+    ("hadoop", 1, False, "join"), ("hadoop", 4, False, "join"), ("emr", 2, False, "join"),
+    ("dataproc", 2, False, "join"), ("spark", 2, False, "join"),
+])
+def test_the_rule_picks_counts_only_on_one_machine_with_few_block_pairs(
+        runner, blocks, queries, form):
+    assert df_cut_form(runner, blocks, queries) == form
+
+
+@pytest.mark.parametrize("runner, blocks, form, steps", [
+    ("inline", "4", "counts", 3), ("local", "4", "counts", 3),
+    ("inline", "5", "join", 5), ("hadoop", "2", "join", 5),
+])
+def test_the_launcher_passes_the_rules_form_to_the_tasks(runner, blocks, form, steps):
+    job = MRSparseDotProducts(["-r", runner, "--max-df", "5", "--blocks", blocks, "--no-conf"])
+    extra = job._non_option_kwargs()["extra_args"]
+    assert extra[extra.index("--df-cut-form") + 1] == form
+    assert len(job.steps()) == steps
+    # the tasks read it from their command line
+    task = MRSparseDotProducts(list(extra) + ["--reducer", "--step-num", "1"])
+    assert len(task.steps()) == steps
+    # forced on the command line, it is passed as given
+    forced = "join" if form == "counts" else "counts"
+    job = MRSparseDotProducts(["-r", runner, "--max-df", "5", "--blocks", blocks, "--no-conf",
+                               "--df-cut-form", forced])
+    extra = job._non_option_kwargs()["extra_args"]
+    assert extra.count("--df-cut-form") == 1 and extra[extra.index("--df-cut-form") + 1] == forced
+    assert "--df-cut-form" not in MRSparseDotProducts(
+        ["-r", runner, "--blocks", blocks, "--no-conf"])._non_option_kwargs()["extra_args"]
+
+
+def _queries_file(tmp_path):
+    qlines = with_emptied_vectors(
+        ['{"id": "%s", "features"%s' % (uuid.UUID(int=i + 1), line.split('"features"', 1)[1])
+         for i, line in enumerate(LINES[:30])], n=4)
+    q = tmp_path / "queries.jsonl"
+    q.write_text("\n".join(qlines) + "\n")
+    return str(q)
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.parametrize("queries", [False, True])
+@pytest.mark.parametrize("args", [
+    ["--measure", "cosine", "--max-df", "8", "--top-k", "5", "--blocks", "3"],
+    ["--measure", "jaccard", "--max-df", "5", "--threshold", "0.05", "--float32",
+     "--blocks", "2", "--buffer-entries", "40"],
+])
+def test_both_forms_give_the_same_bytes_and_counters(tmp_path, runner, queries, args):
+    lines = with_emptied_vectors(LINES, n=4 if queries else 12)
+    if queries:
+        args = args + ["--queries", _queries_file(tmp_path)]
+    got = {form: run(args + ["--df-cut-form", form], lines, runner=runner)
+           for form in ("counts", "join")}
+    assert got["counts"].lines and got["counts"].lines == got["join"].lines
+    assert got["counts"].counters["mrsparse df-cut"]["features dropped"] >= 2
+    for group in ("mrsparse df-cut", "mrsparse input"):
+        assert got["counts"].counters[group] == got["join"].counters[group], group
+    # each ran its own form: only the counts form sends count tables
+    work = {form: r.counters["mrsparse work"] for form, r in got.items()}
+    assert work["counts"]["df count entries sent"] > 0
+    assert "df count entries sent" not in work["join"]
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
