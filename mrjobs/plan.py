@@ -47,7 +47,10 @@ is a uniform sample of all pairs:
   N(N-1)/(m(m-1)) and (N-1)/(m-1).
 * bytes: records built from the sample and encoded by the job's own wire
   protocol (escapes included); record counts from the buffers' flush rules
-  (``--buffer-entries``) and ``--reducers`` reduce tasks a step.
+  (``--buffer-entries``) and ``--reducers`` reduce tasks a step.  ``--max-df``
+  under blocks is planned in the form the job picks for ``-r`` and the block
+  count (:func:`mrjobs.blocks.df_cut_form`): count tables to every block pair
+  (three steps) or the df and regroup steps (five).
 
 Time: measured constants of this machine (``--calibrate``: three runs of the
 job on generated corpora on the local runner; the CPU seconds of each step's
@@ -78,8 +81,8 @@ import numpy as np
 
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
-from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, estimate_blocks,
-                           pair_memory_bytes)
+from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, df_cut_form,
+                           estimate_blocks, pair_memory_bytes)
 from mrjobs.kernels import sort_sum
 from mrjobs.measures import MEASURES, get as get_measure, prepare_rows, score
 from mrjobs.parsing import FORMATS, InputError, parse_vector
@@ -461,17 +464,27 @@ def _postings_step(e, wire, name, o, R):
     return _step(name, recs, nnz, wire.stripe(recs, nnz, wire.feat_key, wire.stats))
 
 
+def _regroup_step(e, wire, o, R):
+    """Kept features regrouped by vector (--max-df under blocks, join form)."""
+    kept = sum(f.kept_len.sum() * f.scale for f in e["fams"])
+    groups = R * _flushes(kept, R, o.buffer_entries)
+    recs = sum(_groups(f.kept_len, groups) * f.scale for f in e["fams"])
+    return _step("regroup", recs, kept, wire.stripe(recs, kept, wire.doc_key, False, wire.stats))
+
+
 def _pairs_step(e, wire, o, R):
-    """Whole vectors to their block pairs and, with --max-df, the count
-    tables (the pairs apply the cut; a vectors-step task leaves out the
-    features it alone counted over the cut)."""
+    """Whole vectors to their block pairs: the kept entries after the join
+    form's regroup step, or, in the counts form, the count tables and the
+    entries a vectors-step task does not leave out (the pairs apply the cut;
+    a task leaves out the features it alone counted over the cut)."""
     B = e["blocks"]
-    sent = None if o.max_df is None else _sent_share(e, o, R)
+    counts = e["df_cut_form"] == "counts"
+    sent = _sent_share(e, o, R) if counts else None
     recs = vecs = ents = 0.0
     for f in e["fams"]:
         if sent is None:
-            v = (f.s.lengths > 0).sum() * f.scale
-            n = f.s.lengths.sum() * f.scale
+            v = (f.kept_len > 0).sum() * f.scale
+            n = f.kept_len.sum() * f.scale
         else:
             t = sent[f.col]
             n = t.sum() * f.scale
@@ -482,7 +495,7 @@ def _pairs_step(e, wire, o, R):
         vecs += v * B
         ents += n * B
     nbytes = wire.block(recs, vecs, ents, B)
-    if o.max_df is not None:
+    if counts:
         c_recs, c_ents = _count_tables(e, R)
         recs, ents = recs + c_recs, ents + c_ents
         nbytes += wire.counts(c_recs, c_ents, B)
@@ -563,6 +576,9 @@ def _steps(e, wire, o, R):
     if o.strategy == "stripes":
         steps.append(_postings_step(e, wire, "stripes", o, R))
         return steps + _stripes_steps(e, wire, o, R)
+    if e["df_cut_form"] == "join":
+        steps.append(_postings_step(e, wire, "df", o, R))
+        steps.append(_regroup_step(e, wire, o, R))
     return steps + [_pairs_step(e, wire, o, R), _rows_blocks(e, wire, o)]
 
 
@@ -691,8 +707,13 @@ def estimate(corpus, queries, o, calibration=None):
     if o.strategy == "blocks":
         B = e["blocks"] = _job_blocks(o, e["input_bytes"])
         e["block_pairs"] = B * B if queries is not None else B * (B + 1) // 2
-        # a pair decodes its blocks whole (it applies --max-df itself)
-        entries = sum(f.s.lengths.sum() * f.scale for f in fams) / (
+        # --max-df: the form the job would choose for this runner and B
+        e["df_cut_form"] = (None if o.max_df is None
+                            else df_cut_form(o.runner, B, queries is not None))
+        # a pair decodes its blocks whole: in the counts form it applies the
+        # cut itself, in the join form its blocks hold the kept entries
+        entries = (e["kept_entries"] if e["df_cut_form"] == "join" else
+                   sum(f.s.lengths.sum() * f.scale for f in fams)) / (
             2 if queries is not None else 1)
         e["memory"] = pair_memory_bytes(entries, B, o.buffer_entries)
         e["suggested_blocks"] = _suggest_blocks(entries, o, R)
@@ -776,6 +797,10 @@ def format_plan(e, o):
         lines.append("  blocks: %d (%s), %s block pairs; block-pair products computed: %s"
                      % (e["blocks"], "--blocks" if o.blocks else "the job's default",
                         _n(e["block_pairs"]), _n(e["products_computed"])))
+        if e["df_cut_form"] is not None:
+            lines.append("    --max-df in the %s form (%s)" % (e["df_cut_form"], {
+                "counts": "count tables to every block pair, 3 steps",
+                "join": "df and regroup steps, 5 steps"}[e["df_cut_form"]]))
         if e["suggested_blocks"] != e["blocks"] and (o.reducers or o.reducer_memory):
             lines.append("    for %d reduce tasks%s: --blocks %d" % (
                 e["reducers"], " of %d MB" % o.reducer_memory if o.reducer_memory else "",
