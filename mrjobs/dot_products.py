@@ -202,6 +202,8 @@ class MRSparseDotProducts(SparseJob):
             blocks=o.blocks, prune=not o.no_prune, df_cut=self._df_cut_form())
 
     def _df_cut_form(self):
+        """``--df-cut-form`` as the launcher set it, else "join": a job built
+        without the launcher gets the form that suits every runner."""
         return self.options.df_cut_form or "join"
 
     # -- launching ---------------------------------------------------------
