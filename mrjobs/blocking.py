@@ -6,7 +6,7 @@ which side.  *Key layout*: a block pair travels under the raw 16-byte key
 :func:`block_pair_key` (bytes in ``codecs/SPEC.md``, next to the
 :class:`~mrcodecs.jobwire.Block` record it keys), read back by
 :func:`block_pair_of`.  :class:`BlockBuffer` combines whole vectors into
-block fragments in the vectors (or regroup) step.
+block fragments in the vectors step.
 """
 import zlib
 
@@ -17,7 +17,8 @@ from mrcodecs.jobwire import Block, block_pair_key, block_pair_of
 
 from .counters import BLOCK_ENTRIES_SENT, WORK
 
-__all__ = ["block_of", "routes", "block_pair_key", "block_pair_of", "BlockBuffer"]
+__all__ = ["block_of", "routes", "all_pairs", "block_pair_key", "block_pair_of", "without",
+           "BlockBuffer"]
 
 
 def block_of(doc, blocks):
@@ -52,6 +53,46 @@ def routes(family, block, blocks, query_blocks=None):
     else:
         pairs = [(q, b) for q in range(query_blocks)]
     return [(i, j, 1 if (family == 1 or (b == j and i != j)) else 0) for i, j in pairs]
+
+
+def all_pairs(blocks, query_blocks=None):
+    """Every block pair ``(i, j)`` of the job, in key order (the pairs that
+    :func:`routes` sends blocks to).
+
+    >>> all_pairs(3)
+    [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]
+    >>> all_pairs(2, query_blocks=2)
+    [(0, 0), (0, 1), (1, 0), (1, 1)]
+    """
+    if query_blocks is None:
+        return [(i, j) for i in range(blocks) for j in range(i, blocks)]
+    return [(q, c) for q in range(query_blocks) for c in range(blocks)]
+
+
+def without(cut, ids, lengths, feats, weights, stats):
+    """Vectors (ids, lengths, their features, weights, stats or None) without
+    the features of ``cut`` (sorted ``S16`` ids), and without the vectors
+    left empty (an empty vector has no product with any other).
+
+    >>> import numpy as np
+    >>> f = np.array([b"a", b"b", b"b"], "S16")
+    >>> out = without(np.array([b"b"], "S16"), np.array([b"x", b"y"], "S16"),
+    ...               np.array([2, 1]), f, np.array([1., 2., 3.]), None)
+    >>> [a.tolist() for a in out[:4]]
+    [[b'x'], [1], [b'a'], [1.0]]
+    """
+    if cut.shape[0] and feats.shape[0]:
+        at = np.minimum(np.searchsorted(cut, feats), cut.shape[0] - 1)
+        keep = cut[at] != feats
+        if not keep.all():
+            vector = np.repeat(np.arange(ids.shape[0]), lengths)
+            lengths = np.bincount(vector[keep], minlength=ids.shape[0])
+            feats, weights = feats[keep], weights[keep]
+    live = lengths > 0
+    if not live.all():
+        ids, lengths = ids[live], lengths[live]
+        stats = None if stats is None else stats[live]
+    return ids, lengths, feats, weights, stats
 
 
 class BlockBuffer:
@@ -91,7 +132,10 @@ class BlockBuffer:
         self.n += ids.shape[0]
         return self.n >= self.limit
 
-    def flush(self, counts):
+    def flush(self, counts, drop=None):
+        """Yield the buffered vectors as block records, one per block and
+        block pair; with ``drop`` (sorted feature ids), without those features
+        and the vectors they leave empty."""
         vectors = self.vectors
         self.clear()
         sent = 0
@@ -101,6 +145,11 @@ class BlockBuffer:
             feats = np.concatenate(feats)
             weights = np.concatenate(weights).astype(self.dtype, copy=False)
             stats = None if stats[0] is None else np.array(stats, np.float64)
+            if drop is not None:
+                ids, lengths, feats, weights, stats = without(
+                    drop, ids, lengths, feats, weights, stats)
+                if not ids.shape[0]:
+                    continue
             pairs = routes(family, b, self.blocks, self.query_blocks)
             for i, j, side in pairs:
                 yield block_pair_key(i, j), Block(ids, lengths, feats, weights, stats, side)

@@ -15,7 +15,7 @@ from mrcodecs.jobwire import Stripe
 from .counters import STRIPE_ENTRIES_COMBINED, STRIPE_ENTRIES_EMITTED, WORK
 from .kernels import group_starts, sort_sum, top_k_groups
 
-__all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer"]
+__all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "FeatureCounts"]
 
 
 class PostingBuffer:
@@ -171,3 +171,74 @@ class RegroupBuffer:
         for s, e in zip(starts.tolist(), ends):
             yield raw[16 * s:16 * s + 16], Stripe(
                 frm[s:e], values[s:e], None, None if stats is None else float(stats[s]), query)
+
+
+#: counts up to which float32 carries them exactly (its 24-bit significand)
+_F32_EXACT = 1 << 24
+
+
+class FeatureCounts:
+    """Per-feature document counts of the vectors one task sees, per family
+    (corpus, ``--queries``): the task's share of each feature's df.
+
+    Ids are added vector by vector and folded into the table once ``limit``
+    are pending, so memory is the table (one entry per distinct feature)
+    plus at most ``limit`` ids.  :meth:`tables` gives each family's table
+    as a :class:`~mrcodecs.jobwire.Stripe` record: the features in id order,
+    their counts as values (float32 when every count is below 2**24, else
+    float64: exact either way) and the family's query flag.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = FeatureCounts(limit=10)
+    >>> c.add(False, np.array([b"a", b"b"], "S16"))
+    >>> c.add(False, np.array([b"b"], "S16"))
+    >>> [(t.ids.tolist(), t.values.tolist(), t.query) for t in c.tables()]
+    [([b'a', b'b'], [1.0, 2.0], False)]
+    """
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.table = [(np.empty(0, ID_DTYPE), np.empty(0, np.float64)) for _ in (0, 1)]
+        self.pending = ([], [])
+        self.n = [0, 0]
+
+    def add(self, query, ids):
+        """Count the features ``ids`` (unique) of one vector of a family."""
+        q = 1 if query else 0
+        self.pending[q].append(ids)
+        self.n[q] += ids.shape[0]
+        if self.n[q] >= self.limit:
+            self._fold(q)
+
+    def _fold(self, q):
+        if not self.n[q]:
+            return
+        feats, counts = self.table[q]
+        ids = np.concatenate([feats] + self.pending[q])
+        ones = np.ones(ids.shape[0] - feats.shape[0], np.float64)
+        ids, counts, _, _ = sort_sum(ids, np.concatenate((counts, ones)))
+        self.table[q] = (ids, counts)
+        self.pending[q].clear()
+        self.n[q] = 0
+
+    def over(self, limit):
+        """The features counted more than ``limit`` times over both families
+        (sorted ids)."""
+        for q in (0, 1):
+            self._fold(q)
+        (f0, c0), (f1, c1) = self.table
+        if f1.shape[0]:
+            f0, c0, _, _ = sort_sum(np.concatenate((f0, f1)), np.concatenate((c0, c1)))
+        return f0[c0 > limit]
+
+    def tables(self):
+        """The count table of each family that has one (corpus first)."""
+        for q in (0, 1):
+            self._fold(q)
+            feats, counts = self.table[q]
+            if feats.shape[0]:
+                exact32 = counts.max() < _F32_EXACT
+                yield Stripe(feats, counts.astype(np.float32) if exact32 else counts,
+                             query=bool(q))

@@ -47,6 +47,7 @@ PARTIAL_PRODUCTS = "partial products"
 STRIPE_ENTRIES_EMITTED = "stripe entries emitted"
 STRIPE_ENTRIES_COMBINED = "stripe entries combined away"
 BLOCK_ENTRIES_SENT = "block entries sent"
+DF_COUNT_ENTRIES_SENT = "df count entries sent"
 BLOCK_PAIRS = "block pairs"
 PRODUCTS_COMPUTED = "products computed"
 #: pruning under --threshold (blocks strategy; see mrjobs.prune)

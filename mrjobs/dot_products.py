@@ -40,8 +40,8 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.base import JobError, SparseJob, at_least, finite_float
-from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY,
-                           BlocksStrategy, estimate_blocks, pair_memory_bytes)
+from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, INPUT_BYTES_PER_ENTRY,
+                           BlocksStrategy, df_cut_form, estimate_blocks, pair_memory_bytes)
 from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_VECTORS_READ,
                              ZERO_WEIGHT)
 from mrjobs.index import PostingAssembler
@@ -120,6 +120,10 @@ class MRSparseDotProducts(SparseJob):
                  "size, about %d entries a block, and at least enough block pairs for the "
                  "local runner's cores. At most %d, and at most the number of input lines "
                  "where the input is local." % (DEFAULT_BLOCK_ENTRIES, MAX_BLOCKS))
+        # set by the launcher with --max-df under blocks: the cut's form
+        # (mrjobs.blocks.df_cut_form); a job built without it uses "join"
+        self.add_passthru_arg("--df-cut-form", choices=DF_CUT_FORMS, default=None,
+                              help=argparse.SUPPRESS)
 
         self.add_passthru_arg(
             "--no-prune", action="store_true", default=False,
@@ -183,7 +187,8 @@ class MRSparseDotProducts(SparseJob):
         """The ``--strategy`` (a :class:`mrjobs.strategy.Strategy`), built on
         the job's :class:`~mrjobs.strategy.Context`."""
         s = getattr(self, "_strategy", None)
-        if s is None or s.name != self.options.strategy:
+        if (s is None or s.name != self.options.strategy
+                or s.ctx.df_cut != self._df_cut_form()):
             s = self._strategy = STRATEGIES[self.options.strategy](self._context())
         return s
 
@@ -194,7 +199,12 @@ class MRSparseDotProducts(SparseJob):
             counts=self.counts, postings=PostingAssembler(o.max_df, self.counts, self.pairs_of),
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), max_df=o.max_df,
-            blocks=o.blocks, prune=not o.no_prune)
+            blocks=o.blocks, prune=not o.no_prune, df_cut=self._df_cut_form())
+
+    def _df_cut_form(self):
+        """``--df-cut-form`` as the launcher set it, else "join": a job built
+        without the launcher gets the form that suits every runner."""
+        return self.options.df_cut_form or "join"
 
     # -- launching ---------------------------------------------------------
 
@@ -224,6 +234,13 @@ class MRSparseDotProducts(SparseJob):
                 o.blocks = self._default_blocks()
             if "--blocks" not in kwargs["extra_args"]:
                 kwargs["extra_args"] = list(kwargs["extra_args"]) + ["--blocks", str(o.blocks)]
+            if o.max_df is not None and o.df_cut_form is None:
+                o.df_cut_form = df_cut_form(self._runner_class().alias, o.blocks,
+                                            bool(o.queries))
+            if o.max_df is not None and not any(
+                    a.startswith("--df-cut-form") for a in kwargs["extra_args"]):
+                kwargs["extra_args"] = list(kwargs["extra_args"]) + [
+                    "--df-cut-form", o.df_cut_form]
         return kwargs
 
     def _input_size(self):

@@ -68,6 +68,25 @@ class PostingAssembler:
             return None
         return parts
 
+    def count_cut(self, df_corpus, df_queries):
+        """Count the features a df-cut drops from their df alone (a strategy
+        that never assembles their posting lists): the counts
+        :meth:`__call__` makes for each of them.
+
+        Parameters
+        ----------
+        df_corpus, df_queries : numpy.ndarray
+            One entry per dropped feature: the vectors of each family that
+            hold it (exact integers, of any numeric dtype).
+        """
+        corpus = [int(d) for d in df_corpus.tolist()]
+        queries = [int(d) for d in df_queries.tolist()]
+        if not corpus:
+            return
+        self.counts.add(DFCUT, FEATURES_DROPPED, len(corpus))
+        self.counts.add(DFCUT, POSTINGS_DROPPED, sum(corpus) + sum(queries))
+        self.counts.add(DFCUT, PRODUCTS_DROPPED, sum(map(self.pairs_of, corpus, queries)))
+
     def _assemble(self, chunks):
         if not chunks:
             return None

@@ -47,7 +47,10 @@ is a uniform sample of all pairs:
   N(N-1)/(m(m-1)) and (N-1)/(m-1).
 * bytes: records built from the sample and encoded by the job's own wire
   protocol (escapes included); record counts from the buffers' flush rules
-  (``--buffer-entries``) and ``--reducers`` reduce tasks a step.
+  (``--buffer-entries``) and ``--reducers`` reduce tasks a step.  ``--max-df``
+  under blocks is planned in the form the job picks for ``-r`` and the block
+  count (:func:`mrjobs.blocks.df_cut_form`): count tables to every block pair
+  (three steps) or the df and regroup steps (five).
 
 Time: measured constants of this machine (``--calibrate``: three runs of the
 job on generated corpora on the local runner; the CPU seconds of each step's
@@ -78,8 +81,8 @@ import numpy as np
 
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
-from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, estimate_blocks,
-                           pair_memory_bytes)
+from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, df_cut_form,
+                           estimate_blocks, pair_memory_bytes)
 from mrjobs.kernels import sort_sum
 from mrjobs.measures import MEASURES, get as get_measure, prepare_rows, score
 from mrjobs.parsing import FORMATS, InputError, parse_vector
@@ -384,6 +387,11 @@ class _Wire:
         return records * (key + 2 + self.rho * (6 + (8 if self_stat else 0))) + \
             entries * per_entry * self.rho
 
+    def counts(self, records, entries, blocks):
+        """A count table: a stripe of feature ids and float32 counts, keyed
+        by a block pair."""
+        return records * (self.block_key(blocks) + 2 + 6 * self.rho) + entries * 20 * self.rho
+
     def block(self, records, vectors, entries, blocks):
         return records * (self.block_key(blocks) + 2 + 10 * self.rho) + self.rho * (
             vectors * (20 + (8 if self.stats else 0)) + entries * (16 + self.wsize))
@@ -457,7 +465,7 @@ def _postings_step(e, wire, name, o, R):
 
 
 def _regroup_step(e, wire, o, R):
-    """Kept features regrouped by vector (--max-df under blocks)."""
+    """Kept features regrouped by vector (--max-df under blocks, join form)."""
     kept = sum(f.kept_len.sum() * f.scale for f in e["fams"])
     groups = R * _flushes(kept, R, o.buffer_entries)
     recs = sum(_groups(f.kept_len, groups) * f.scale for f in e["fams"])
@@ -465,15 +473,58 @@ def _regroup_step(e, wire, o, R):
 
 
 def _pairs_step(e, wire, o, R):
+    """Whole vectors to their block pairs: the kept entries after the join
+    form's regroup step, or, in the counts form, the count tables and the
+    entries a vectors-step task does not leave out (the pairs apply the cut;
+    a task leaves out the features it alone counted over the cut)."""
     B = e["blocks"]
+    counts = e["df_cut_form"] == "counts"
+    sent = _sent_share(e, o, R) if counts else None
     recs = vecs = ents = 0.0
     for f in e["fams"]:
-        v = (f.kept_len > 0).sum() * f.scale
-        n = f.kept_len.sum() * f.scale
+        if sent is None:
+            v = (f.kept_len > 0).sum() * f.scale
+            n = f.kept_len.sum() * f.scale
+        else:
+            t = sent[f.col]
+            n = t.sum() * f.scale
+            # a vector travels if one of its entries does
+            none = np.bincount(f.row, np.log(np.maximum(1.0 - t, 1e-300)), f.s.n)
+            v = (1.0 - np.exp(none)).sum() * f.scale
         recs += _block_records(v, n, B, R, o.buffer_entries)
         vecs += v * B
         ents += n * B
-    return _step("pairs", recs, ents, wire.block(recs, vecs, ents, B))
+    nbytes = wire.block(recs, vecs, ents, B)
+    if counts:
+        c_recs, c_ents = _count_tables(e, R)
+        recs, ents = recs + c_recs, ents + c_ents
+        nbytes += wire.counts(c_recs, c_ents, B)
+    return _step("pairs", recs, ents, nbytes)
+
+
+def _sent_share(e, o, R):
+    """Per feature, the share of its entries that leave the vectors step
+    under --max-df: a task flushes its blocks ``F`` times, and at its k-th
+    flush leaves out a feature it has counted in more than --max-df vectors,
+    its count then ~ Binomial(df, k/(F·R))."""
+    from scipy.stats import binom
+    df = np.rint(e["df_hat"])
+    entries = sum(f.s.lengths.sum() * f.scale for f in e["fams"])
+    flushes = int(_flushes(entries, R, o.buffer_entries))
+    dropped = np.zeros(df.shape[0])
+    over = df > o.max_df
+    for k in range(1, min(flushes, 64) + 1):
+        dropped[over] += binom.sf(o.max_df, df[over], k / (min(flushes, 64) * R))
+    return 1.0 - dropped / min(flushes, 64)
+
+
+def _count_tables(e, R):
+    """Records and entries of the --max-df count tables: each of the R
+    vectors-step reduce tasks sends, per family, one entry per feature it
+    holds to every block pair."""
+    P = e["block_pairs"]
+    tables = sum(_distinct(f.df, f.s.n, f.N / R) for f in e["fams"])
+    return R * len(e["fams"]) * P, R * tables * P
 
 
 def _rows_blocks(e, wire, o):
@@ -525,7 +576,7 @@ def _steps(e, wire, o, R):
     if o.strategy == "stripes":
         steps.append(_postings_step(e, wire, "stripes", o, R))
         return steps + _stripes_steps(e, wire, o, R)
-    if o.max_df is not None:
+    if e["df_cut_form"] == "join":
         steps.append(_postings_step(e, wire, "df", o, R))
         steps.append(_regroup_step(e, wire, o, R))
     return steps + [_pairs_step(e, wire, o, R), _rows_blocks(e, wire, o)]
@@ -645,6 +696,7 @@ def estimate(corpus, queries, o, calibration=None):
         fams.append(_Family(queries, None, o.measure))
     n_feat, df_hat, kept = _features(fams, o.max_df)
     e = {"fams": fams, "features_seen": n_feat, "features_cut": int((~kept).sum()),
+         "df_hat": df_hat,
          "products": _products(fams, kept, o.include_self)}
     e["pairs"] = _pairs(fams, n_feat, o)
     e["kept_entries"] = sum(f.kept_len.sum() * f.scale for f in fams)
@@ -655,7 +707,14 @@ def estimate(corpus, queries, o, calibration=None):
     if o.strategy == "blocks":
         B = e["blocks"] = _job_blocks(o, e["input_bytes"])
         e["block_pairs"] = B * B if queries is not None else B * (B + 1) // 2
-        entries = e["kept_entries"] / (2 if queries is not None else 1)
+        # --max-df: the form the job would choose for this runner and B
+        e["df_cut_form"] = (None if o.max_df is None
+                            else df_cut_form(o.runner, B, queries is not None))
+        # a pair decodes its blocks whole: in the counts form it applies the
+        # cut itself, in the join form its blocks hold the kept entries
+        entries = (e["kept_entries"] if e["df_cut_form"] == "join" else
+                   sum(f.s.lengths.sum() * f.scale for f in fams)) / (
+            2 if queries is not None else 1)
         e["memory"] = pair_memory_bytes(entries, B, o.buffer_entries)
         e["suggested_blocks"] = _suggest_blocks(entries, o, R)
         e["products_computed"] = _products_computed(e, o)
@@ -738,6 +797,10 @@ def format_plan(e, o):
         lines.append("  blocks: %d (%s), %s block pairs; block-pair products computed: %s"
                      % (e["blocks"], "--blocks" if o.blocks else "the job's default",
                         _n(e["block_pairs"]), _n(e["products_computed"])))
+        if e["df_cut_form"] is not None:
+            lines.append("    --max-df in the %s form (%s)" % (e["df_cut_form"], {
+                "counts": "count tables to every block pair, 3 steps",
+                "join": "df and regroup steps, 5 steps"}[e["df_cut_form"]]))
         if e["suggested_blocks"] != e["blocks"] and (o.reducers or o.reducer_memory):
             lines.append("    for %d reduce tasks%s: --blocks %d" % (
                 e["reducers"], " of %d MB" % o.reducer_memory if o.reducer_memory else "",
@@ -767,7 +830,7 @@ def _time_line(e, o):
 
 def as_json(e):
     """The plan's numbers as a JSON-able dict."""
-    out = {k: v for k, v in e.items() if k not in ("fams", "pairs", "calibration")}
+    out = {k: v for k, v in e.items() if k not in ("fams", "pairs", "calibration", "df_hat")}
     out["vectors"] = [f.N for f in e["fams"]]
     out["pairs"] = float(e["pairs"]["pairs"])
     out["kept_pairs"] = float(e["pairs"]["kept_pairs"])

@@ -34,6 +34,10 @@ class Context:
         given), ``--max-df`` and ``--blocks``.
     prune : bool
         Skip products that bounds rule out (False with ``--no-prune``).
+    df_cut : str
+        The form of the ``--max-df`` cut under blocks, ``"counts"`` or
+        ``"join"`` (``--df-cut-form``, set by the launcher; see
+        :func:`mrjobs.blocks.df_cut_form`).
     """
 
     scorer: Any
@@ -47,6 +51,7 @@ class Context:
     max_df: Optional[int] = None
     blocks: Optional[int] = None
     prune: bool = True
+    df_cut: str = "join"
 
 
 class Step(NamedTuple):

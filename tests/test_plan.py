@@ -71,9 +71,34 @@ def test_blocks_max_df_threshold_float32(corpora):
     e, run, rows = plan_and_run([corpora["2000"], "--measure", "jaccard", "--max-df", "60",
                                  "--threshold", "0.05", "--float32", "--blocks", "3",
                                  "--sample-lines", "800"])
-    assert [s["step"] for s in e["steps"]] == ["vectors", "df", "regroup", "pairs", "rows"]
+    assert [s["step"] for s in e["steps"]] == ["vectors", "pairs", "rows"]
     assert_close(rows, "shuffle bytes", "products computed", "pairs scored", *step_names(rows))
     assert rows["blocks"] == (3, 3)
+
+
+def test_blocks_max_df_join_form(corpora):
+    """More than 10 block pairs: the job and the plan take the join form."""
+    e, run, rows = plan_and_run([corpora["2000"], "--measure", "jaccard", "--max-df", "60",
+                                 "--threshold", "0.05", "--float32", "--blocks", "5",
+                                 "--sample-lines", "800"])
+    assert [s["step"] for s in e["steps"]] == ["vectors", "df", "regroup", "pairs", "rows"]
+    assert len(run["step_bytes"]) == 5
+    assert_close(rows, "shuffle bytes", "products computed", "pairs scored", *step_names(rows))
+    assert rows["blocks"] == (5, 5)
+
+
+@pytest.mark.parametrize("runner, blocks, form", [
+    ("local", "4", "counts"), ("inline", "5", "join"), ("hadoop", "2", "join"),
+    ("emr", "1", "join"),
+])
+def test_the_plan_models_the_form_the_job_picks(corpora, runner, blocks, form):
+    e = P.plan(options(corpora["600"], "--max-df", "40", "--blocks", blocks, "-r", runner,
+                       "--reducers", "4"))
+    assert e["df_cut_form"] == form
+    names = [s["step"] for s in e["steps"]]
+    assert names == (["vectors", "pairs", "rows"] if form == "counts" else
+                     ["vectors", "df", "regroup", "pairs", "rows"])
+    assert json.loads(json.dumps(P.as_json(e)))["df_cut_form"] == form
 
 
 def test_stripes_products(corpora):

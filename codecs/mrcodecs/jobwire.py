@@ -9,7 +9,9 @@ kind: kind byte, class, encoder, decoder and the key of its JSON twin
 The jobs in :mod:`mrjobs` pass three kinds of value between their steps: a
 fragment of a posting list (documents and weights of one feature), a partial
 stripe (one document's partial products with other documents) and a row of
-final scores.  All three have the same shape -- ids, one number per id, and
+final scores (and, under ``--max-df`` in the blocks strategy, a task's table
+of per-feature vector counts: whole numbers, exact in float64, and in float32
+below 2**24).  All have the same shape -- ids, one number per id, and
 optionally one per-vector statistic (what the measure needs: nnz, a log-norm) per id and for the
 stripe's own key -- so one layout, the *stripe record*, carries them all.
 
