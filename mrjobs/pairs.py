@@ -106,7 +106,8 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
         return value).
     """
     n_c = C.shape[0]
-    held = _Held(k, max(limit, 4 * (k or 0) * n_c) if k is None else 4 * k * n_c, n_c)
+    # with k: cut the mirrored candidates to k a column once 2k a column pile up
+    held = _Held(k, limit if k is None else 2 * k * n_c, n_c)
     exact_zeros = _may_hold_zero_dots(A.data, C.data)
     plan = _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror,
                  (stats_a, stats_c), exact_zeros)
