@@ -148,13 +148,11 @@ def test_neighbours_and_counters_equal_the_stripes_strategy(runner, args):
 
 
 def test_queries_under_the_cut(tmp_path):
-    qlines = with_emptied_vectors(
-        ['{"id": "%s", "features"%s' % (uuid.UUID(int=i + 1), line.split('"features"', 1)[1])
-         for i, line in enumerate(LINES[:30])], n=4)
-    q = tmp_path / "queries.jsonl"
-    q.write_text("\n".join(qlines) + "\n")
     lines = with_emptied_vectors(LINES, n=4)
-    args = ["--queries", str(q), "--measure", "cosine", "--max-df", "6"]
+    q = _queries_file(tmp_path)
+    with open(q) as f:
+        qlines = f.read().splitlines()
+    args = ["--queries", q, "--measure", "cosine", "--max-df", "6"]
     stripes = run(args + ["--strategy", "stripes"], lines)
     # F holds 5 + 5 vectors over both families: cut, though neither family alone is over
     assert stripes.counters["mrsparse df-cut"]["features dropped"] >= 2
