@@ -159,7 +159,7 @@ LIVE_SHARE_MAX = 0.1
 #: text corpora above: the documents' bounds cost half their product)
 PLAN_SHARE_MAX = 0.25
 PLAN_NS, PRODUCT_NS, PAIR_NS = 25.0, 2.5, 32.0
-#: rows per group of the bounds (mrjobs.prune.PairPlan's default)
+#: rows per group of the bounds (the plan's groups, and the cost estimate's)
 GROUP_ROWS = 64
 
 
@@ -199,7 +199,7 @@ def _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror, stats
     plan = _prune.PairPlan(A, C, scorer.measure, _plan_scorer(scorer, *stats),
                            threshold=scorer.threshold, k=k, row_stats=stats[0],
                            col_stats=stats[1], diagonal=diagonal, include_self=include_self,
-                           mirror=mirror, exact_zeros=zeros)
+                           mirror=mirror, exact_zeros=zeros, group_size=GROUP_ROWS)
     spread = float(plan.live_r.sum(axis=1) @ np.diff(A.indptr))
     if spread > LIVE_SHARE_MAX * float(_product_bounds(A, C).sum()):
         return None
