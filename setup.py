@@ -1,8 +1,9 @@
-# Metadata lives in setup.cfg; this file only declares the optional C twin of
-# mrcodecs (codecs/mrcodecs/_speedups.c).  optional=True: without a working
-# compiler the install still succeeds and the pure-Python twin is used, with
-# identical bytes -- but never silently: a failed build, or a built module
-# that cannot be imported, prints the warning below.
+# Metadata lives in setup.cfg; this file only declares the two optional C
+# extensions: the twin of mrcodecs (codecs/mrcodecs/_speedups.c) and the pair
+# kernels of mrjobs.pairs (mrjobs/_pairs.c).  optional=True: without a working
+# compiler the install still succeeds and the pure-Python (numpy) twins are
+# used, with identical bytes -- but never silently: a failed build, or a built
+# module that cannot be imported, prints the warning below.
 import os
 import subprocess
 import sys
@@ -20,13 +21,22 @@ else:
 
 WARNING = """
 ******************************************************************************
-WARNING: the C extension _mrcodecs_speedups of mrsparse was not built:
+WARNING: the C extension %s of mrsparse was not built:
   %s
-mrsparse works without it: mrcodecs uses its pure-Python twin, which writes
-and reads identical bytes, several times slower.  Check which one is in use:
-  python -c "import mrcodecs._impl as i; print(i.NAME, '-', i.REASON)"
+%s
 ******************************************************************************
 """
+#: what each extension's absence means, and how to check which twin is used
+WITHOUT = {
+    "_mrcodecs_speedups": (
+        "mrsparse works without it: mrcodecs uses its pure-Python twin, which writes\n"
+        "and reads identical bytes, several times slower.  Check which one is in use:\n"
+        "  python -c \"import mrcodecs._impl as i; print(i.NAME, '-', i.REASON)\""),
+    "_mrsparse_pairs": (
+        "mrsparse works without it: the blocks strategy's pair kernel uses its numpy\n"
+        "twin, which gives identical results, slower.  Check which one is in use:\n"
+        "  python -c \"import mrjobs.pairs as p; print(p.KERNEL, '-', p.KERNEL_REASON)\""),
+}
 
 
 class BuildExtWarn(build_ext):
@@ -36,13 +46,14 @@ class BuildExtWarn(build_ext):
     def build_extension(self, ext):
         if self.compiler.compiler_type == "unix":
             # a function missing from this Python's headers is an error here,
-            # not a warning and a crash (or wrong bytes) at run time
+            # not a warning and a crash (or wrong bytes) at run time; no fused
+            # multiply-add: the pair kernel's sums must be scipy's, bit for bit
             ext.extra_compile_args = list(ext.extra_compile_args or []) + [
-                "-Werror=implicit-function-declaration"]
+                "-Werror=implicit-function-declaration", "-ffp-contract=off"]
         try:
             super().build_extension(ext)
         except Exception as e:  # any build failure: warn, then let optional=True apply
-            self._warn("%s: %s" % (type(e).__name__, e))
+            self._warn(ext.name, "%s: %s" % (type(e).__name__, e))
             raise
         path = self.get_ext_fullpath(ext.name)
         check = subprocess.run(
@@ -52,16 +63,17 @@ class BuildExtWarn(build_ext):
             capture_output=True, text=True)
         if check.returncode != 0:
             os.remove(path)
-            self._warn("built, but importing it failed: %s"
+            self._warn(ext.name, "built, but importing it failed: %s"
                        % (check.stderr.strip().splitlines() or ["(no message)"])[-1])
 
     @staticmethod
-    def _warn(reason):
-        sys.stderr.write(WARNING % reason)
+    def _warn(name, reason):
+        text = WARNING % (name, reason, WITHOUT[name])
+        sys.stderr.write(text)
         sys.stderr.flush()
         # pip shows a build's output only with -v; warnings raised in the build
         # backend are relayed at the end of the build
-        warnings.warn(WARNING % reason, BuildWarning, stacklevel=1)
+        warnings.warn(text, BuildWarning, stacklevel=1)
 
 
 class BuildWarning(UserWarning):
@@ -76,6 +88,7 @@ setup(
             ["codecs/mrcodecs/_speedups.c"],
             include_dirs=include_dirs,
             optional=True,
-        )
+        ),
+        Extension("_mrsparse_pairs", ["mrjobs/_pairs.c"], optional=True),
     ],
 )

@@ -29,13 +29,33 @@ What happens to a chunk of rows, in order:
    column's ``k`` best whenever too many pile up, and yielded at the end
    (or, without ``k``, whenever they fill the buffer).
 """
+import os
 from typing import NamedTuple
 
 import numpy as np
 
 from .kernels import top_k_groups
 
-__all__ = ["pair_best", "PairWork", "ROWS", "COLUMNS"]
+__all__ = ["pair_best", "PairWork", "ROWS", "COLUMNS", "KERNEL", "KERNEL_REASON"]
+
+
+def _load_kernel():
+    """The C kernels (``_mrsparse_pairs``, built from ``mrjobs/_pairs.c``) or
+    None; ``MRCODECS_PUREPYTHON`` (which also picks mrcodecs's pure-Python
+    twin) asks for the numpy path."""
+    if os.environ.get("MRCODECS_PUREPYTHON", "") not in ("", "0"):
+        return None, "numpy", "MRCODECS_PUREPYTHON is set"
+    try:
+        import _mrsparse_pairs as c
+    except ImportError as e:  # no compiler at install time, or shipped in a zip
+        return None, "numpy", "the C extension is not importable (%s)" % e
+    return c, "c", "the C extension %s" % os.path.basename(c.__file__)
+
+
+#: the C kernels in use, or None for the numpy path; KERNEL is "c" or
+#: "numpy", KERNEL_REASON says why.  Both paths give the same pairs, dot
+#: products (to the bit) and selections.
+_C, KERNEL, KERNEL_REASON = _load_kernel()
 
 #: direction of a result: ``groups`` index rows of ``A``, ``others`` rows of ``C``
 ROWS = 0
@@ -116,9 +136,9 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
                                            (stats_a, stats_c))
         return PairWork(products, plan.rows_pruned, plan.cols_pruned, plan.cells_pruned,
                         int(plan.pair_pruned))
-    return PairWork((yield from _full_best(A, C, scorer, k, limit, held, mirror, diagonal,
-                                           include_self, (stats_a, stats_c), exclude,
-                                           exact_zeros)))
+    full = _full_best if _C is None else _full_best_c
+    return PairWork((yield from full(A, C, scorer, k, limit, held, mirror, diagonal,
+                                     include_self, (stats_a, stats_c), exclude, exact_zeros)))
 
 
 def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, stats,
@@ -134,9 +154,11 @@ def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, sta
             Bt = C[start:].T.tocsr()
         c0 = start if diagonal else 0
         r, c, dots = _chunk_dots(A[start:end], Bt, start, c0, exact_zeros)
+        if diagonal:  # the upper triangle (with the diagonal: include_self)
+            keep = c >= r if include_self else c > r
+            r, c, dots = r[keep], c[keep], dots[keep]
         products += dots.shape[0]
-        r, c, scores = _chunk_scores(r, c, dots, scorer, stats,
-                                     diagonal, include_self, exclude, n_c)
+        r, c, scores = _chunk_scores(r, c, dots, scorer, stats, exclude, n_c)
         yield from _chunk_best(r, c, scores, k, limit, (start, end, c0, n_c), held,
                                mirror, diagonal and include_self, diagonal)
         if held.full():
@@ -144,6 +166,77 @@ def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, sta
         start = end
     yield (COLUMNS,) + held.take()
     return products
+
+
+def _full_best_c(A, C, scorer, k, limit, held, mirror, diagonal, include_self, stats,
+                 exclude, exact_zeros):
+    """:func:`_full_best` on the C kernels: each chunk's products (the upper
+    triangle only, on a diagonal block; pairs whose dot product is exactly
+    0.0 included), scored in numpy, each row's ``k`` best selected in C and
+    each column's ``k`` best kept in one heap a column across the chunks."""
+    n_c = C.shape[0]
+    a = _csr_arrays(A)
+    Bt = C.T.tocsr()
+    Bt.sort_indices()
+    b = _csr_arrays(Bt)
+    mode = (2 if include_self else 1) if diagonal else 0
+    heaps = _Heaps(n_c, min(k, A.shape[0])) if k is not None and mirror else None
+    bound = _product_bounds(A, C)
+    products = start = 0
+    for end in _chunk_ends(bound, limit):
+        cap = int(bound[start:end].sum())
+        out = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)
+        n = _C.dots(*a, *b, n_c, start, end, mode, *out)
+        if n < 0:
+            raise AssertionError("a chunk's products exceed their bound")
+        products += n
+        r, c, scores = _chunk_scores(out[0][:n], out[1][:n], out[2][:n], scorer, stats,
+                                     exclude, n_c)
+        if k is None:
+            yield from _sparse_best(r, c, scores, None, held, mirror, diagonal)
+            if held.full():
+                yield (COLUMNS,) + held.take()
+        elif r.shape[0]:
+            scores = np.ascontiguousarray(scores, dtype=np.float64)
+            best = np.empty_like(r), np.empty_like(c), np.empty_like(scores)
+            m = _C.top_k_rows(r, c, scores, k, *best)
+            yield (ROWS,) + tuple(x[:m] for x in best)
+            if heaps is not None:
+                heaps.offer(c, r, scores, diagonal)
+        start = end
+    yield (COLUMNS,) + (held.take() if heaps is None else heaps.take())
+    return products
+
+
+def _csr_arrays(M):
+    """(indptr as int64, indices as int32, data as float64) of a CSR matrix,
+    contiguous, for the C kernels."""
+    return (np.ascontiguousarray(M.indptr, dtype=np.int64),
+            np.ascontiguousarray(M.indices, dtype=np.int32),
+            np.ascontiguousarray(M.data, dtype=np.float64))
+
+
+class _Heaps:
+    """Each column's ``k`` best (row, score) so far: one heap a column, in C
+    (``k`` slots a column, 16 bytes a slot)."""
+
+    def __init__(self, n, k):
+        self.k = k
+        self.scores = np.empty(n * k)
+        self.others = np.empty(n * k, np.int64)
+        self.sizes = np.zeros(n, np.int64)
+
+    def offer(self, groups, others, scores, skip_self):
+        _C.heaps_offer(groups, others, scores, skip_self, self.k, self.scores,
+                       self.others, self.sizes)
+
+    def take(self):
+        """(groups, others, scores) of every heap, grouped, best first; the
+        heaps are emptied."""
+        n = int(self.sizes.sum())
+        out = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
+        m = _C.heaps_take(self.k, self.scores, self.others, self.sizes, *out)
+        return tuple(x[:m] for x in out)
 
 
 #: the pruned path is taken when the row entries it multiplies (each row once per
@@ -234,8 +327,10 @@ def _pruned_best(plan, scorer, k, limit, held, mirror, diagonal, stats):
     n_c = plan.C.shape[0]
     for chunk in chunks:
         r, c, dots = chunk if isinstance(chunk, tuple) else plan.pairs(chunk)
-        r, c, scores = _chunk_scores(r, c, dots, scorer, stats, diagonal,
-                                     plan.include_self, None, n_c)
+        if diagonal:
+            keep = c >= r if plan.include_self else c > r
+            r, c, dots = r[keep], c[keep], dots[keep]
+        r, c, scores = _chunk_scores(r, c, dots, scorer, stats, None, n_c)
         yield from _sparse_best(r, c, scores, k, held, mirror, diagonal)
         if held.full():
             yield (COLUMNS,) + held.take()
@@ -261,13 +356,11 @@ def _chunk_dots(A_chunk, Bt, r0, c0, exact_zeros):
     return r, c, dots
 
 
-def _chunk_scores(r, c, dots, scorer, stats, diagonal, include_self, exclude, n_c):
-    """The kept (rows, cols, scores) of a chunk's dot products."""
+def _chunk_scores(r, c, dots, scorer, stats, exclude, n_c):
+    """The kept (rows, cols, scores) of a chunk's dot products (of the upper
+    triangle, on a diagonal block)."""
     stats_a, stats_c = stats
-    if diagonal:
-        keep = c >= r if include_self else c > r
-        r, c, dots = r[keep], c[keep], dots[keep]
-    elif exclude is not None:
+    if exclude is not None:
         keep = ~np.isin(r * n_c + c, exclude)
         r, c, dots = r[keep], c[keep], dots[keep]
     scores = scorer.score(dots, None if stats_a is None else stats_a[r],

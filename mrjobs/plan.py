@@ -671,22 +671,13 @@ def _reducers(o):
 
 def _products_computed(e, o):
     """Entries of the block pairs' sparse products (the job's counter
-    ``products computed``): every pair sharing a kept feature, plus, in a
-    diagonal pair, each vector with itself and the lower triangle of each
-    row chunk."""
+    ``products computed``): every pair sharing a kept feature, once (a
+    diagonal pair computes only its upper triangle), and under
+    ``--include-self`` each vector with itself."""
     p, f = e["pairs"], e["fams"][-1]
-    if len(e["fams"]) == 2:
+    if len(e["fams"]) == 2 or not o.include_self:
         return p["pairs"]
-    B, L, n_b = e["blocks"], o.buffer_entries, f.N / e["blocks"]
-    kept_vecs = (f.kept_len > 0).sum() * f.scale
-    # a row's bound in _chunk_ends: its features' df in the column block
-    row_df = np.bincount(f.row[f.kept], weights=(f.df * f.scale)[f.col[f.kept]] / B,
-                         minlength=f.s.n)
-    bound = np.minimum(row_df, n_b).mean() * n_b
-    chunks = max(1.0, np.ceil(bound / L))
-    if o.top_k is not None:
-        chunks = max(chunks, np.ceil(n_b / max(1, 4 * L // max(int(n_b), 1))))
-    return p["pairs"] * (1 + 1 / (B * chunks)) + kept_vecs
+    return p["pairs"] + (f.kept_len > 0).sum() * f.scale
 
 
 def estimate(corpus, queries, o, calibration=None):

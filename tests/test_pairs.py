@@ -16,6 +16,17 @@ from mrjobs.pairs import COLUMNS, ROWS, pair_best
 from mrjobs.scoring import Scorer
 
 
+@pytest.fixture(autouse=True, params=["c", "numpy"])
+def kernel(request, monkeypatch):
+    """Every test on both paths: the C kernels and the numpy twin."""
+    if request.param == "c":
+        c = pytest.importorskip("_mrsparse_pairs", reason="the C kernels are not built")
+        monkeypatch.setattr(mrjobs.pairs, "_C", c)
+    else:
+        monkeypatch.setattr(mrjobs.pairs, "_C", None)
+    return request.param
+
+
 def _block(rng, n, n_features, density):
     """A CSR block of small integer weights (some negative): dot products are
     exact, ties and exact zeros frequent."""
@@ -102,13 +113,15 @@ def test_two_blocks_match_the_dense_oracle(k, threshold, limit):
 def test_diagonal_block_scores_each_pair_once(k, threshold, limit, include_self):
     rng = np.random.default_rng(6)
     A = _block(rng, 29, 8, 0.35)
-    got, _, counts = _run(A, A, k, threshold, limit, diagonal=True, include_self=include_self)
+    got, products, counts = _run(A, A, k, threshold, limit, diagonal=True,
+                                 include_self=include_self)
     rows, cols = _oracle(A, A, k, threshold, True, include_self)
     assert got[ROWS] == rows
     assert got[COLUMNS] == cols
     shared = (A != 0).astype(int) @ (A != 0).T.astype(int)
     upper = sp.triu(shared, 0 if include_self else 1)
     assert counts[("mrsparse work", "pairs scored")] == upper.nnz
+    assert products == upper.nnz
 
 
 def test_without_mirror_only_rows_come_back():
@@ -147,10 +160,12 @@ def test_kernel_imports_neither_mrjob_nor_the_job():
     tree = ast.parse(pathlib.Path(mrjobs.pairs.__file__).read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported == {"typing", "numpy", "kernels", ""}  # "": from . import prune
+    # "": from . import prune; _mrsparse_pairs: the C kernels, when built
+    assert imported == {"os", "typing", "numpy", "kernels", "", "_mrsparse_pairs"}
     code = ("import sys, mrjobs.pairs; print(sorted(m for m in sys.modules "
             "if m.startswith('mrjobs.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     # mrjobs.prune (and scipy) only once a threshold asks for a plan
     assert out.split() == ["['mrjobs.kernels',", "'mrjobs.pairs']"]
+
