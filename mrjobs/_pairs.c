@@ -15,9 +15,11 @@
  * exactly 0.0 (they share a feature) and, on a diagonal block, visits only
  * the columns above the diagonal.
  *
- * The selections order entries by score descending, ties by the smaller
- * other index -- the order of mrjobs.kernels.top_k_groups.  Scores are
- * finite (the scorer drops the others before selection).
+ * The selections keep each group's k best entries by score descending, ties
+ * by the smaller other index -- the order of mrjobs.kernels.top_k_groups --
+ * but return them in no set order (the rows step orders each vector's
+ * neighbours).  Scores are finite (the scorer drops the others before
+ * selection).
  *
  * Arrays come through the buffer protocol: C-contiguous, int64 (q), int32
  * (i) or float64 (d) as each function says; every index read is checked
@@ -26,6 +28,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,12 +135,18 @@ dots(PyObject *self, PyObject *args)
         release(a, 9);
         return bad("shapes");
     }
+    /* a row's sums (acc), the columns it touched (in order), and the last
+     * row (counted from r0) that touched each column */
     double *acc = NULL;
-    int64_t *mark = NULL, *touched = NULL;
+    int32_t *mark = NULL, *touched = NULL;
+    if (r1 - r0 >= INT32_MAX || n_c >= INT32_MAX) {
+        release(a, 9);
+        return bad("a chunk or block too large");
+    }
     if (n_c) {
         acc = malloc(n_c * sizeof(double));
-        mark = malloc(n_c * sizeof(int64_t));
-        touched = malloc(n_c * sizeof(int64_t));
+        mark = malloc(n_c * sizeof(int32_t));
+        touched = malloc(n_c * sizeof(int32_t));
         if (!acc || !mark || !touched) {
             PyErr_NoMemory();
             goto done;
@@ -150,6 +159,7 @@ dots(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = r0; r < r1 && ok && fits; r++) {
         int64_t lo = mode == 0 ? 0 : (mode == 1 ? r + 1 : r);
+        int32_t row = (int32_t)(r - r0);
         int64_t s = ap[r], e = ap[r + 1];
         if (s < 0 || e < s || e > a[1].n) {
             ok = 0;
@@ -177,10 +187,10 @@ dots(PyObject *self, PyObject *args)
                     ok = 0;
                     break;
                 }
-                if (mark[c] != r) {
-                    mark[c] = r;
+                if (mark[c] != row) {
+                    mark[c] = row;
                     acc[c] = 0.0;
-                    touched[m++] = c;
+                    touched[m++] = (int32_t)c;
                 }
                 acc[c] += v * bd[kk];
             }
@@ -214,91 +224,87 @@ done:
     return result;
 }
 
-/* entry x is worse than entry y: lower score, or the same score and a larger
- * other index */
+/* entry x is better than entry y: a higher score, or the same score and a
+ * smaller other index (others are distinct within a group: a strict order) */
 static inline int
-worse(double sx, int64_t ox, double sy, int64_t oy)
+better(double sx, int64_t ox, double sy, int64_t oy)
 {
-    return sx < sy || (sx == sy && ox > oy);
-}
-
-/* Sift down in a heap whose root is its worst entry (scores s, others o). */
-static inline void
-sift_down(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t i)
-{
-    double si = s[i];
-    int64_t oi = o[i];
-    for (;;) {
-        Py_ssize_t l = 2 * i + 1;
-        if (l >= n)
-            break;
-        Py_ssize_t w = l;
-        if (l + 1 < n && worse(s[l + 1], o[l + 1], s[l], o[l]))
-            w = l + 1;
-        if (!worse(s[w], o[w], si, oi))
-            break;
-        s[i] = s[w];
-        o[i] = o[w];
-        i = w;
-    }
-    s[i] = si;
-    o[i] = oi;
+    return sx > sy || (sx == sy && ox < oy);
 }
 
 static inline void
-sift_up(double *s, int64_t *o, Py_ssize_t i)
+swap(double *s, int64_t *o, Py_ssize_t i, Py_ssize_t j)
 {
-    double si = s[i];
-    int64_t oi = o[i];
-    while (i > 0) {
-        Py_ssize_t p = (i - 1) / 2;
-        if (!worse(si, oi, s[p], o[p]))
-            break;
-        s[i] = s[p];
-        o[i] = o[p];
-        i = p;
-    }
-    s[i] = si;
-    o[i] = oi;
+    double ts = s[i];
+    int64_t to = o[i];
+    s[i] = s[j];
+    o[i] = o[j];
+    s[j] = ts;
+    o[j] = to;
 }
 
-/* Offer (score, other) to a heap of at most k (root: the worst kept). */
-static inline void
-offer(double *s, int64_t *o, int64_t *n, Py_ssize_t k, double sc, int64_t ot)
+/* Move the k best of n entries to the front (in no set order): quickselect
+ * with a pseudo-random pivot, expected O(n).  Which entries are the k best
+ * does not depend on the pivots (the order is strict). */
+static void
+select_best(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
 {
-    if (*n < k) {
-        s[*n] = sc;
-        o[*n] = ot;
-        sift_up(s, o, (*n)++);
-    } else if (worse(s[0], o[0], sc, ot)) {
-        s[0] = sc;
-        o[0] = ot;
-        sift_down(s, o, k, 0);
+    if (k >= n)
+        return;
+    Py_ssize_t lo = 0, hi = n - 1, t = k - 1;
+    while (hi > lo) {
+        uint64_t x = *seed;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *seed = x;
+        swap(s, o, lo + (Py_ssize_t)(x % (uint64_t)(hi - lo + 1)), hi);
+        double ps = s[hi];
+        int64_t po = o[hi];
+        Py_ssize_t store = lo;
+        for (Py_ssize_t i = lo; i < hi; i++)
+            if (better(s[i], o[i], ps, po))
+                swap(s, o, i, store++);
+        swap(s, o, store, hi);
+        if (store == t)
+            return;
+        if (store < t)
+            lo = store + 1;
+        else
+            hi = store - 1;
     }
 }
 
-/* Heapsort a heap in place: the worst goes last, then the next worst before
- * it, and so on: best first. */
+#define SEED 0x9E3779B97F4A7C15ULL
+
+/* Append an entry to a group's buffer of the best entries seen (h of them,
+ * in slots of which there are cap > k); a full buffer is cut to its k best,
+ * and *floor raised to the worst of them: entries below it cannot be among
+ * the group's k best, and the caller turns them away without a write.  O(1)
+ * an entry, amortized (a cut, O(cap), comes once in cap - k entries). */
 static inline void
-heap_sorted(double *s, int64_t *o, Py_ssize_t n)
+buffer_offer(double *bs, int64_t *bo, int64_t *h, Py_ssize_t k, Py_ssize_t cap,
+             double *floor, double st, int64_t ot, uint64_t *seed)
 {
-    for (Py_ssize_t end = n - 1; end > 0; end--) {
-        double ts = s[0];
-        int64_t to = o[0];
-        s[0] = s[end];
-        o[0] = o[end];
-        s[end] = ts;
-        o[end] = to;
-        sift_down(s, o, end, 0);
-    }
+    bs[*h] = st;
+    bo[*h] = ot;
+    if (++*h < cap)
+        return;
+    select_best(bs, bo, cap, k, seed);
+    *h = k;
+    double w = bs[0];
+    for (Py_ssize_t i = 1; i < k; i++)
+        if (bs[i] < w)
+            w = bs[i];
+    *floor = w;
 }
 
 /*
  * top_k_rows(groups q, others q, scores d, k, out_g q, out_o q, out_s d) -> int
  *
  * Entries grouped by group (each group's entries contiguous): each group's k
- * best, best first, groups in the order they come; returns how many were
- * written.  The outputs hold at least as many entries as the input.
+ * best (in no set order), groups in the order they come; returns how many
+ * were written.  The outputs hold at least as many entries as the input.
  */
 static PyObject *
 top_k_rows(PyObject *self, PyObject *args)
@@ -327,17 +333,22 @@ top_k_rows(PyObject *self, PyObject *args)
     int64_t *og = I64P(a[3]), *oo = I64P(a[4]);
     double *os = F64P(a[5]);
     Py_ssize_t m = 0;
+    uint64_t seed = SEED;
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t s = 0;
+    Py_ssize_t cap = k + (k > 16 ? k / 2 : 8);
     while (s < n) {
-        Py_ssize_t e = s + 1;
-        while (e < n && g[e] == g[s])
-            e++;
-        /* the heap lives in the output, at this group's place */
+        /* the group's buffer is the output at its place there: a group of
+         * e - s entries never holds more than that many */
+        Py_ssize_t e = s;
         int64_t h = 0;
-        for (Py_ssize_t t = s; t < e; t++)
-            offer(os + m, oo + m, &h, k, sc[t], ot[t]);
-        heap_sorted(os + m, oo + m, h);
+        double floor = -HUGE_VAL;
+        for (; e < n && g[e] == g[s]; e++)
+            if (!(sc[e] < floor))
+                buffer_offer(os + m, oo + m, &h, k, cap, &floor, sc[e], ot[e], &seed);
+        select_best(os + m, oo + m, h, k, &seed);
+        if (h > k)
+            h = k;
         for (int64_t t = 0; t < h; t++)
             og[m + t] = g[s];
         m += h;
@@ -349,40 +360,47 @@ top_k_rows(PyObject *self, PyObject *args)
 }
 
 /*
- * heaps_offer(groups q, others q, scores d, skip_self, k, hs d, ho q, hn q)
+ * kept_offer(groups q, others q, scores d, skip_self, k, ks d, ko q, kn q, floor d)
  *
- * Offer each entry to its group's heap of at most k (group g's heap is
- * hs[g*k:(g+1)*k], ho[...], hn[g] entries); with skip_self, entries whose
- * group equals their other are left out.
+ * Each group's best k entries so far, in a buffer of cap > k slots a group
+ * (len(ks) = len(kn) * cap): group g's entries are ks[g*cap : g*cap + kn[g]]
+ * (scores) and ko[...] (others).  Each entry is offered to its group's buffer
+ * (buffer_offer) unless it is below the group's floor.  With skip_self,
+ * entries whose group equals their other are left out.  O(1) an entry,
+ * amortized, where a heap would cost O(log k), each level a cache miss when
+ * k is large.
  */
 static PyObject *
-heaps_offer(PyObject *self, PyObject *args)
+kept_offer(PyObject *self, PyObject *args)
 {
-    PyObject *o[6];
+    PyObject *o[7];
     int skip_self;
-    Py_ssize_t k;
-    if (!PyArg_ParseTuple(args, "OOOpnOOO", &o[0], &o[1], &o[2], &skip_self, &k, &o[3],
-                          &o[4], &o[5]))
+    Py_ssize_t k, cap;
+    if (!PyArg_ParseTuple(args, "OOOpnnOOOO", &o[0], &o[1], &o[2], &skip_self, &k, &cap,
+                          &o[3], &o[4], &o[5], &o[6]))
         return NULL;
-    Arr a[6];
+    Arr a[7];
     memset(a, 0, sizeof(a));
-    static const int kinds[6] = {I64, I64, F64, F64, I64, I64};
-    static const char *const names[6] = {"groups", "others", "scores", "hs", "ho", "hn"};
-    for (int i = 0; i < 6; i++)
+    static const int kinds[7] = {I64, I64, F64, F64, I64, I64, F64};
+    static const char *const names[7] = {"groups", "others", "scores", "ks", "ko", "kn",
+                                         "floor"};
+    for (int i = 0; i < 7; i++)
         if (get_arr(o[i], &a[i], kinds[i], i >= 3, names[i]) < 0) {
-            release(a, 6);
+            release(a, 7);
             return NULL;
         }
     Py_ssize_t n = a[0].n, n_g = a[5].n;
-    if (k < 1 || a[1].n != n || a[2].n != n || a[3].n != n_g * k || a[4].n != n_g * k) {
-        release(a, 6);
-        return bad("heaps_offer: shapes");
+    if (k < 1 || cap <= k || a[1].n != n || a[2].n != n || a[3].n != n_g * cap
+        || a[4].n != n_g * cap || a[6].n != n_g) {
+        release(a, 7);
+        return bad("kept_offer: shapes");
     }
     const int64_t *g = I64P(a[0]), *ot = I64P(a[1]);
     const double *sc = F64P(a[2]);
-    double *hs = F64P(a[3]);
-    int64_t *ho = I64P(a[4]), *hn = I64P(a[5]);
+    double *ks = F64P(a[3]), *floor = F64P(a[6]);
+    int64_t *ko = I64P(a[4]), *kn = I64P(a[5]);
     int ok = 1;
+    uint64_t seed = SEED;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t t = 0; t < n; t++) {
         int64_t c = g[t];
@@ -390,25 +408,33 @@ heaps_offer(PyObject *self, PyObject *args)
             ok = 0;
             break;
         }
-        if (skip_self && c == ot[t])
+        double st = sc[t];
+        if (st < floor[c] || (skip_self && c == ot[t]))
             continue;
-        offer(hs + c * k, ho + c * k, hn + c, k, sc[t], ot[t]);
+        int64_t h = kn[c];
+        if (h < 0 || h >= cap) {
+            ok = 0;
+            break;
+        }
+        buffer_offer(ks + c * cap, ko + c * cap, kn + c, k, cap, floor + c, st, ot[t],
+                     &seed);
     }
     Py_END_ALLOW_THREADS
-    release(a, 6);
+    release(a, 7);
     if (!ok)
-        return bad("heaps_offer: a group out of range");
+        return bad("kept_offer: a group out of range");
     Py_RETURN_NONE;
 }
 
 /*
- * heaps_take(k, hs d, ho q, hn q, out_g q, out_o q, out_s d) -> int
+ * kept_take(k, ks d, ko q, kn q, out_g q, out_o q, out_s d) -> int
  *
- * Every heap's entries, best first, groups ascending; returns how many (the
- * outputs hold at least sum(hn)).  The heaps are emptied (hn set to 0).
+ * Every group's k best (in no set order), groups ascending; returns how many
+ * (the outputs hold at least sum(min(kn, k))).  The buffers are emptied (kn
+ * set to 0).
  */
 static PyObject *
-heaps_take(PyObject *self, PyObject *args)
+kept_take(PyObject *self, PyObject *args)
 {
     PyObject *o[6];
     Py_ssize_t k;
@@ -417,37 +443,40 @@ heaps_take(PyObject *self, PyObject *args)
     Arr a[6];
     memset(a, 0, sizeof(a));
     static const int kinds[6] = {F64, I64, I64, I64, I64, F64};
-    static const char *const names[6] = {"hs", "ho", "hn", "out_g", "out_o", "out_s"};
+    static const char *const names[6] = {"ks", "ko", "kn", "out_g", "out_o", "out_s"};
     for (int i = 0; i < 6; i++)
         if (get_arr(o[i], &a[i], kinds[i], 1, names[i]) < 0) {
             release(a, 6);
             return NULL;
         }
     Py_ssize_t n_g = a[2].n;
-    double *hs = F64P(a[0]), *os = F64P(a[5]);
-    int64_t *ho = I64P(a[1]), *hn = I64P(a[2]), *og = I64P(a[3]), *oo = I64P(a[4]);
-    Py_ssize_t total = 0;
-    int ok = k >= 1 && a[0].n == n_g * k && a[1].n == n_g * k;
+    double *ks = F64P(a[0]), *os = F64P(a[5]);
+    int64_t *ko = I64P(a[1]), *kn = I64P(a[2]), *og = I64P(a[3]), *oo = I64P(a[4]);
+    Py_ssize_t total = 0, cap = n_g ? a[0].n / n_g : 0;
+    int ok = k >= 1 && a[0].n == n_g * cap && a[1].n == n_g * cap;
     for (Py_ssize_t c = 0; ok && c < n_g; c++) {
-        ok = hn[c] >= 0 && hn[c] <= k;
-        total += hn[c];
+        ok = kn[c] >= 0 && kn[c] <= cap;
+        total += kn[c] < k ? kn[c] : k;
     }
     if (!ok || a[3].n < total || a[4].n < total || a[5].n < total) {
         release(a, 6);
-        return bad("heaps_take: shapes");
+        return bad("kept_take: shapes");
     }
     Py_ssize_t m = 0;
+    uint64_t seed = SEED;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t c = 0; c < n_g; c++) {
-        int64_t h = hn[c];
-        heap_sorted(hs + c * k, ho + c * k, h);
+        int64_t h = kn[c];
+        select_best(ks + c * cap, ko + c * cap, h, k, &seed);
+        if (h > k)
+            h = k;
         for (int64_t t = 0; t < h; t++) {
             og[m] = c;
-            oo[m] = ho[c * k + t];
-            os[m] = hs[c * k + t];
+            oo[m] = ko[c * cap + t];
+            os[m] = ks[c * cap + t];
             m++;
         }
-        hn[c] = 0;
+        kn[c] = 0;
     }
     Py_END_ALLOW_THREADS
     release(a, 6);
@@ -460,10 +489,10 @@ static PyMethodDef methods[] = {
      "out_r, out_c, out_d) -> pairs written, or -1 if they do not fit."},
     {"top_k_rows", top_k_rows, METH_VARARGS,
      "top_k_rows(groups, others, scores, k, out_g, out_o, out_s) -> entries written."},
-    {"heaps_offer", heaps_offer, METH_VARARGS,
-     "heaps_offer(groups, others, scores, skip_self, k, hs, ho, hn)."},
-    {"heaps_take", heaps_take, METH_VARARGS,
-     "heaps_take(k, hs, ho, hn, out_g, out_o, out_s) -> entries written."},
+    {"kept_offer", kept_offer, METH_VARARGS,
+     "kept_offer(groups, others, scores, skip_self, k, cap, ks, ko, kn, floor)."},
+    {"kept_take", kept_take, METH_VARARGS,
+     "kept_take(k, ks, ko, kn, out_g, out_o, out_s) -> entries written."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -361,15 +361,24 @@ def _ratio(a, b):
 UNIT_SNAP = 2.0 ** -44
 
 
+#: the largest magnitude a sum of products of unit weights can reach by rounding
+UNIT_LIMIT = 1.0 + 2.0 ** -20
+
+
 def _unit_dot(d):
     """The cosine from summed products of unit weights: clamped to [-1, 1],
     and exactly +-1 within :data:`UNIT_SNAP` of it."""
-    if (np.abs(d) > 1.0 + 2.0 ** -20).any():
-        raise ValueError("a sum of products of unit weights is %r, beyond rounding of "
-                         "+-1: were the weights prepared for this measure?"
-                         % float(d[np.abs(d) > 1.0 + 2.0 ** -20][0]))
+    d = np.asarray(d, dtype=np.float64)
+    if d.size:
+        hi, lo = d.max(), d.min()  # NaN in either: look at every entry
+        if hi > UNIT_LIMIT or lo < -UNIT_LIMIT or (hi != hi and (np.abs(d) > UNIT_LIMIT).any()):
+            raise ValueError("a sum of products of unit weights is %r, beyond rounding of "
+                             "+-1: were the weights prepared for this measure?"
+                             % float(d[np.abs(d) > UNIT_LIMIT][0]))
     c = np.clip(d, -1.0, 1.0)
-    return np.where(c >= 1.0 - UNIT_SNAP, 1.0, np.where(c <= UNIT_SNAP - 1.0, -1.0, c))
+    c[c >= 1.0 - UNIT_SNAP] = 1.0
+    c[c <= UNIT_SNAP - 1.0] = -1.0
+    return c
 
 
 def _cosine(d, a, b, n):
