@@ -9,6 +9,11 @@ skipped.  Ids: ``uuid5(NAMESPACE, "<path>#<index>")`` for a document,
 ``uuid5(NAMESPACE, term)`` for a feature; weights ``(1 + ln tf) * (1 + ln((1
 + N) / (1 + df)))``.  Written in the job's JSON input format and as CSR arrays
 (``.npz``), cached under ``.cache/bench/``: ``python -m bench.textcorpus N``.
+
+With ``paragraphs=True`` (``python -m bench.textcorpus N --paragraphs``) a
+document is one paragraph of those texts (split at blank lines): short
+documents, a few dozen terms each, where the pruning bounds of
+``mrjobs.prune`` bite.
 """
 import ast
 import gzip
@@ -71,11 +76,19 @@ def documents(path):
             for d in [ast.get_docstring(node)] if d]
 
 
-def term_counts(n, files):
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+
+
+def paragraphs_of(path):
+    """The paragraphs (split at blank lines) of the texts of one source file."""
+    return [p for text in documents(path) for p in _PARAGRAPH.split(text)]
+
+
+def term_counts(n, files, split=documents):
     """The first ``n`` documents: ``[(doc uuid, Counter of terms)]``."""
     out, seen = [], set()
     for _, path in files:
-        for i, text in enumerate(documents(path)):
+        for i, text in enumerate(split(path)):
             counts = Counter(_TERM.findall(text.lower()))
             digest = hashlib.sha256(repr(sorted(counts.items())).encode()).digest()
             if len(counts) < MIN_TERMS or digest in seen:
@@ -119,16 +132,19 @@ def write_jsonl(arrays, path):
                                 "features": feats}) + "\n")
 
 
-def build(n, cache=CACHE, roots=ROOTS, stdlib=True):
-    """Paths ``(jsonl, npz)`` of the ``n``-document corpus, built once and cached."""
+def build(n, cache=CACHE, roots=ROOTS, stdlib=True, paragraphs=False):
+    """Paths ``(jsonl, npz)`` of the ``n``-document corpus (of ``n`` paragraphs
+    with ``paragraphs``), built once and cached."""
     files = source_files(roots, stdlib)
     key = hashlib.sha256("\n".join("%s %d" % (p, p.stat().st_size) for _, p in files)
                          .encode()).hexdigest()[:12]
-    jsonl = Path(cache) / ("text-%d-%s.jsonl" % (n, key))
+    kind = "para" if paragraphs else "text"
+    jsonl = Path(cache) / ("%s-%d-%s.jsonl" % (kind, n, key))
     npz = jsonl.with_suffix(".npz")
     if not (jsonl.exists() and npz.exists()):
         jsonl.parent.mkdir(parents=True, exist_ok=True)
-        arrays = tfidf_arrays(term_counts(n, files))
+        split = paragraphs_of if paragraphs else documents
+        arrays = tfidf_arrays(term_counts(n, files, split))
         write_jsonl(arrays, jsonl.with_suffix(".tmp"))
         np.savez(npz.with_suffix(".tmp.npz"), **arrays)
         npz.with_suffix(".tmp.npz").replace(npz)
@@ -137,4 +153,6 @@ def build(n, cache=CACHE, roots=ROOTS, stdlib=True):
 
 
 if __name__ == "__main__":
-    print(*build(int(sys.argv[1]) if len(sys.argv) > 1 else 20000), sep="\n")
+    args = [a for a in sys.argv[1:] if a != "--paragraphs"]
+    print(*build(int(args[0]) if args else 20000, paragraphs="--paragraphs" in sys.argv[1:]),
+          sep="\n")
