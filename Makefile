@@ -62,12 +62,12 @@ $(PY):
 	@$(PY) -m pip install -q --upgrade pip
 
 # (the C extension and the egg-info are built in src/; an older layout had them at the top)
-$(STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_pairs.c
+$(STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_speedups.c
 	@echo "make: installing mrsparse (editable) and its test, bench, examples, spark and emr extras into $(VENV)"
 	@rm -rf _mrcodecs_speedups*.so mrsparse.egg-info
 	@$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr]'
 	@$(PY) -c 'import mrcodecs._impl as i; i.SPEEDUPS or print("\nWARNING: mrcodecs runs on its pure-Python twin: " + i.REASON + "\n")'
-	@$(PY) -c 'import mrjobs.pairs as p; p.KERNEL == "c" or print("\nWARNING: the pair kernel runs on its numpy twin: " + p.KERNEL_REASON + "\n")'
+	@$(PY) -c 'import mrjobs._c as c; c.C or print("\nWARNING: mrjobs runs on the numpy twins of its C kernels: " + c.REASON + "\n")'
 	@touch $@
 
 install: $(STAMP)
@@ -75,7 +75,7 @@ install: $(STAMP)
 # what `make run` needs: mrsparse and its runtime dependencies (mrjob, numpy,
 # scipy) plus the examples' progress bar; no test, engine or bench extras
 RUN_STAMP := $(VENV)/.installed-run
-$(RUN_STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_pairs.c
+$(RUN_STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_speedups.c
 	@echo "make: installing mrsparse (editable) and its runtime dependencies into $(VENV)"
 	@rm -rf _mrcodecs_speedups*.so mrsparse.egg-info
 	@$(PY) -m pip install -q -e '.[examples]'
@@ -111,7 +111,7 @@ test-purepython: install
 
 $(foreach v,$(VERSIONS),$(eval PYTHON_$(v) ?= $$(call find_python,$(v))))
 
-.venv-%/.installed: setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_pairs.c
+.venv-%/.installed: setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_speedups.c
 	@echo "make: creating .venv-$* with $(PYTHON_$*) and installing mrsparse and its test extras"
 	@rm -rf .venv-$*
 	@$(PYTHON_$*) -m venv .venv-$*

@@ -1,6 +1,6 @@
 # Metadata lives in setup.cfg; this file only declares the two optional C
 # extensions: the twin of mrcodecs (codecs/mrcodecs/_speedups.c) and the pair
-# kernels of mrjobs.pairs (mrjobs/_pairs.c).  optional=True: without a working
+# kernels of mrjobs (mrjobs/_speedups.c).  optional=True: without a working
 # compiler the install still succeeds and the pure-Python (numpy) twins are
 # used, with identical bytes -- but never silently: a failed build, or a built
 # module that cannot be imported, prints the warning below.
@@ -32,10 +32,11 @@ WITHOUT = {
         "mrsparse works without it: mrcodecs uses its pure-Python twin, which writes\n"
         "and reads identical bytes, several times slower.  Check which one is in use:\n"
         "  python -c \"import mrcodecs._impl as i; print(i.NAME, '-', i.REASON)\""),
-    "_mrsparse_pairs": (
-        "mrsparse works without it: the blocks strategy's pair kernel uses its numpy\n"
-        "twin, which gives identical results, slower.  Check which one is in use:\n"
-        "  python -c \"import mrjobs.pairs as p; print(p.KERNEL, '-', p.KERNEL_REASON)\""),
+    "_mrjobs_speedups": (
+        "mrsparse works without it: the blocks strategy's pair kernel and the JSON\n"
+        "output use their numpy and Python twins, which give identical results,\n"
+        "slower.  Check which one is in use:\n"
+        "  python -c \"import mrjobs._c as c; print(c.NAME, '-', c.REASON)\""),
 }
 
 
@@ -89,6 +90,6 @@ setup(
             include_dirs=include_dirs,
             optional=True,
         ),
-        Extension("_mrsparse_pairs", ["mrjobs/_pairs.c"], optional=True),
+        Extension("_mrjobs_speedups", ["mrjobs/_speedups.c"], optional=True),
     ],
 )

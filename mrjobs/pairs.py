@@ -29,33 +29,20 @@ What happens to a chunk of rows, in order:
    column's ``k`` best whenever too many pile up, and yielded at the end
    (or, without ``k``, whenever they fill the buffer).
 """
-import os
 from typing import NamedTuple
 
 import numpy as np
 
+from . import _c
 from .kernels import top_k_groups
 
 __all__ = ["pair_best", "PairWork", "ROWS", "COLUMNS", "KERNEL", "KERNEL_REASON"]
 
 
-def _load_kernel():
-    """The C kernels (``_mrsparse_pairs``, built from ``mrjobs/_pairs.c``) or
-    None; ``MRCODECS_PUREPYTHON`` (which also picks mrcodecs's pure-Python
-    twin) asks for the numpy path."""
-    if os.environ.get("MRCODECS_PUREPYTHON", "") not in ("", "0"):
-        return None, "numpy", "MRCODECS_PUREPYTHON is set"
-    try:
-        import _mrsparse_pairs as c
-    except ImportError as e:  # no compiler at install time, or shipped in a zip
-        return None, "numpy", "the C extension is not importable (%s)" % e
-    return c, "c", "the C extension %s" % os.path.basename(c.__file__)
-
-
-#: the C kernels in use, or None for the numpy path; KERNEL is "c" or
-#: "numpy", KERNEL_REASON says why.  Both paths give the same pairs, dot
-#: products (to the bit) and selections.
-_C, KERNEL, KERNEL_REASON = _load_kernel()
+#: the C kernels in use (:mod:`mrjobs._c`), or None for the numpy path;
+#: KERNEL is "c" or "numpy", KERNEL_REASON says why.  Both paths give the same
+#: pairs, dot products (to the bit) and selections.
+_C, KERNEL, KERNEL_REASON = _c.C, _c.NAME, _c.REASON
 
 #: direction of a result: ``groups`` index rows of ``A``, ``others`` rows of ``C``
 ROWS = 0

@@ -23,6 +23,8 @@ from mrjob.protocol import JSONProtocol
 from mrcodecs import ID_DTYPE, DecodeError, EncodeError, SparseVector, VectorProtocol
 from mrcodecs.jobwire import RECORDS, Block, JobProtocol, Stripe, StripeProtocol, record_type
 
+from . import _c
+
 __all__ = [
     "JSONStripeProtocol",
     "StripeProtocol",
@@ -183,6 +185,11 @@ class NeighboursJSONProtocol:
         return key, value
 
     def write(self, key, value):
+        if _c.C is not None:
+            # the fast path below, in C; None where it does not apply
+            body = _c.C.neighbours_json(value.ids, value.values.astype(np.float64, copy=False))
+            if body is not None:
+                return b'"%s"\t{%s}' % (_uuid_str(key).encode(), body)
         names = _quoted_uuids(value.ids)
         scores = value.values.tolist()
         if len(set(names)) != len(names) or not np.isfinite(value.values).all():

@@ -1,5 +1,5 @@
-"""The C kernels of the pair product (``_mrsparse_pairs``, from
-``mrjobs/_pairs.c``) against the numpy path of :func:`mrjobs.pairs.pair_best`:
+"""The C kernels of the pair product (``_mrjobs_speedups``, from
+``mrjobs/_speedups.c``) against the numpy path of :func:`mrjobs.pairs.pair_best`:
 the same pairs, dot products and selections, to the bit, on random float
 weights (tests/test_pairs.py checks both paths against a dense oracle)."""
 import numpy as np
@@ -16,7 +16,7 @@ def _raw(A, C, k, limit, **kw):
     """Each direction's {group: [(other, score)]} as the kernel yields them
     (entries in the order they come, groups merged across results)."""
     results = pair_best(A, C, Scorer("dot", Counters(), kw.pop("threshold", None)), k, limit,
-                        **kw)
+                        prune=False, **kw)  # the full product on both paths
     got = {ROWS: {}, COLUMNS: {}}
     while True:
         try:
@@ -35,7 +35,7 @@ def test_c_kernels_give_the_numpy_paths_results_to_the_bit(k, threshold, limit, 
                                                            include_self, mirror):
     # random float weights: sums whose rounding depends on the order of the
     # terms, scores that tie only by equal dot products
-    c = pytest.importorskip("_mrsparse_pairs", reason="the C kernels are not built")
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     rng = np.random.default_rng(11)
 
     def block(n):
@@ -63,7 +63,7 @@ def test_c_kernels_give_the_numpy_paths_results_to_the_bit(k, threshold, limit, 
 
 
 def test_c_kernels_refuse_malformed_arrays_with_a_clear_error():
-    c = pytest.importorskip("_mrsparse_pairs", reason="the C kernels are not built")
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     A = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]]))
     a = mrjobs.pairs._csr_arrays(A)
     b = mrjobs.pairs._csr_arrays(A.T.tocsr())

@@ -1,11 +1,14 @@
 /*
- * Optional C kernels of mrjobs.pairs: the block pair's sparse product and its
- * top-k selection, in both directions.
+ * Optional C kernels of mrjobs: the block pair's sparse product and its top-k
+ * selection, in both directions (for mrjobs.pairs), and the JSON output's
+ * neighbours (for mrjobs.wire).
  *
- * Built as the top-level module ``_mrsparse_pairs`` (like _mrcodecs_speedups).
- * mrjobs.pairs uses it when it is importable and falls back to its numpy
- * path otherwise; both give the same pairs, the same dot products to the
- * bit, and the same selections (tests/test_pairs.py runs every case on both).
+ * Built as the top-level module ``_mrjobs_speedups`` (like _mrcodecs_speedups)
+ * and found by mrjobs._c.  mrjobs uses it when it is importable and falls back
+ * to its numpy and Python twins otherwise; both give the same pairs, the same
+ * dot products to the bit, the same selections and the same output bytes
+ * (tests/test_pairs.py runs every case on both, tests/test_pairs_c.py and
+ * tests/test_wire_c.py compare them).
  *
  * dots() is Gustavson's row-by-row product, as scipy's csr_matmat computes
  * it: a row's products are summed in the order of the row's stored entries,
@@ -483,7 +486,142 @@ kept_take(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(m);
 }
 
+/*
+ * neighbours_json(ids, scores d) -> bytes or None
+ *
+ * The body of a JSON output line: '"<uuid>": <score>' for each neighbour,
+ * joined by ", " -- the bytes json.dumps writes for a dict of UUID strings
+ * to floats (lower-case hex, 8-4-4-4-12; each score as repr(float) writes
+ * it, by the same CPython function).  ids: 16 bytes a neighbour.  None when
+ * a score is not finite or an id repeats: json.dumps of a dict does other
+ * things there, which the caller does.
+ */
+
+/* True if two of the n 16-byte ids are equal (an open-addressing set). */
+static int
+has_repeats(const unsigned char *ids, Py_ssize_t n, int *error)
+{
+    *error = 0;
+    if (n < 2)
+        return 0;
+    Py_ssize_t size = 4;
+    while (size < 2 * n)
+        size *= 2;
+    Py_ssize_t *slots = PyMem_Malloc(size * sizeof(Py_ssize_t));
+    if (!slots) {
+        *error = 1;
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < size; i++)
+        slots[i] = -1;
+    int found = 0;
+    for (Py_ssize_t i = 0; i < n && !found; i++) {
+        uint64_t h0, h1;
+        memcpy(&h0, ids + 16 * i, 8);
+        memcpy(&h1, ids + 16 * i + 8, 8);
+        uint64_t h = (h0 ^ (h1 * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL;
+        Py_ssize_t j = (Py_ssize_t)((h >> 17) & (uint64_t)(size - 1));
+        for (;; j = (j + 1) & (size - 1)) {
+            if (slots[j] < 0) {
+                slots[j] = i;
+                break;
+            }
+            if (memcmp(ids + 16 * slots[j], ids + 16 * i, 16) == 0) {
+                found = 1;
+                break;
+            }
+        }
+    }
+    PyMem_Free(slots);
+    return found;
+}
+static PyObject *
+neighbours_json(PyObject *self, PyObject *args)
+{
+    PyObject *ids_obj, *scores_obj;
+    if (!PyArg_ParseTuple(args, "OO", &ids_obj, &scores_obj))
+        return NULL;
+    Py_buffer ids;
+    if (PyObject_GetBuffer(ids_obj, &ids, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    Arr sc;
+    if (get_arr(scores_obj, &sc, F64, 0, "scores") < 0) {
+        PyBuffer_Release(&ids);
+        release(&sc, 1);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = sc.n;
+    if (ids.len != 16 * n) {
+        PyErr_SetString(PyExc_ValueError, "neighbours_json: 16 id bytes a score expected");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!isfinite(F64P(sc)[i])) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+    int error;
+    if (has_repeats(ids.buf, n, &error)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (error) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* '"' 36 '"' ": " score ", ": 42 bytes and the score (repr: at most 24) */
+    Py_ssize_t size = n * 72;
+    char *out = PyMem_Malloc(size ? size : 1), *w = out;
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *id = ids.buf;
+    const double *v = F64P(sc);
+    for (Py_ssize_t i = 0; i < n; i++, id += 16) {
+        if (i) {
+            *w++ = ',';
+            *w++ = ' ';
+        }
+        *w++ = '"';
+        for (int b = 0; b < 16; b++) {
+            if (b == 4 || b == 6 || b == 8 || b == 10)
+                *w++ = '-';
+            *w++ = hex[id[b] >> 4];
+            *w++ = hex[id[b] & 15];
+        }
+        *w++ = '"';
+        *w++ = ':';
+        *w++ = ' ';
+        char *r = PyOS_double_to_string(v[i], 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (!r) {
+            PyMem_Free(out);
+            goto done;
+        }
+        size_t len = strlen(r);
+        if (len > 24) {  /* cannot happen for a finite double */
+            PyMem_Free(r);
+            PyMem_Free(out);
+            PyErr_SetString(PyExc_ValueError, "neighbours_json: a score's repr too long");
+            goto done;
+        }
+        memcpy(w, r, len);
+        w += len;
+        PyMem_Free(r);
+    }
+    result = PyBytes_FromStringAndSize(out, w - out);
+    PyMem_Free(out);
+done:
+    PyBuffer_Release(&ids);
+    release(&sc, 1);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"neighbours_json", neighbours_json, METH_VARARGS,
+     "neighbours_json(ids, scores) -> the JSON body of an output line's neighbours."},
     {"dots", dots, METH_VARARGS,
      "dots(a_indptr, a_indices, a_data, bt_indptr, bt_indices, bt_data, n_c, r0, r1, mode, "
      "out_r, out_c, out_d) -> pairs written, or -1 if they do not fit."},
@@ -497,12 +635,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_mrsparse_pairs",
-    "C kernels of mrjobs.pairs (the block pair's product and top-k).", -1, methods
+    PyModuleDef_HEAD_INIT, "_mrjobs_speedups",
+    "C kernels of mrjobs (the block pair's product and top-k, the JSON output).", -1, methods
 };
 
 PyMODINIT_FUNC
-PyInit__mrsparse_pairs(void)
+PyInit__mrjobs_speedups(void)
 {
     return PyModule_Create(&module);
 }
