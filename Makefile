@@ -140,6 +140,7 @@ run: $(RUN_STAMP)
 bench: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.wire
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.jobs
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.prune
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate
 
 lint: install

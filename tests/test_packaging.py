@@ -85,7 +85,8 @@ def test_make_python_finds_a_pyenv_version_that_is_not_active(tmp_path):
     if make is None:
         pytest.skip("needs make")
     shutil.copy(os.path.join(ROOT, "Makefile"), tmp_path)
-    for name in ("setup.cfg", "setup.py", "pyproject.toml", "codecs/mrcodecs/_speedups.c"):
+    for name in ("setup.cfg", "setup.py", "pyproject.toml", "codecs/mrcodecs/_speedups.c",
+                 "mrjobs/_speedups.c"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).touch()
     shims, home = tmp_path / "shims", tmp_path / "home"
