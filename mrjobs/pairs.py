@@ -28,6 +28,13 @@ What happens to a chunk of rows, in order:
 6. the mirrored candidates (each column's best rows) are held, cut to each
    column's ``k`` best whenever too many pile up, and yielded at the end
    (or, without ``k``, whenever they fill the buffer).
+
+With the C kernels (``mrjobs/_speedups.c``, :mod:`mrjobs._c`) steps 1-3 are
+one pass that visits only the upper triangle of a diagonal block and keeps
+the exact zeros (the same dot products, to the bit: the terms are added in
+scipy's order), step 5 selects each row's ``k`` best in C, and step 6 keeps
+each column's ``k`` best in C (:class:`_Kept`); chunks are smaller
+(:data:`C_CHUNK`).  ``tests/test_pairs.py`` runs every case on both paths.
 """
 from typing import NamedTuple
 
@@ -176,10 +183,16 @@ def _full_best_c(A, C, scorer, k, limit, held, mirror, diagonal, include_self, s
     mode = (2 if include_self else 1) if diagonal else 0
     kept = _Kept(n_c, min(k, A.shape[0])) if k is not None and mirror else None
     bound = _product_bounds(A, C)
+    ends = _chunk_ends(bound, min(limit, C_CHUNK))
+    caps = np.add.reduceat(bound, np.array([0] + ends[:-1], np.intp)) if ends else np.zeros(0)
+    # one set of product buffers for every chunk (fresh pages for each chunk
+    # cost as much as the product on small chunks); what leaves this function
+    # is always a copy: fancy-indexed, selected or scored into new arrays
+    cap = int(caps.max()) if caps.shape[0] else 0
+    out = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)
+    best = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)) if k else None
     products = start = 0
-    for end in _chunk_ends(bound, min(limit, C_CHUNK)):
-        cap = int(bound[start:end].sum())
-        out = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)
+    for end in ends:
         n = _C.dots(*a, *b, n_c, start, end, mode, *out)
         if n < 0:
             raise AssertionError("a chunk's products exceed their bound")
@@ -192,9 +205,8 @@ def _full_best_c(A, C, scorer, k, limit, held, mirror, diagonal, include_self, s
                 yield (COLUMNS,) + held.take()
         elif r.shape[0]:
             scores = np.ascontiguousarray(scores, dtype=np.float64)
-            best = np.empty_like(r), np.empty_like(c), np.empty_like(scores)
             m = _C.top_k_rows(r, c, scores, k, *best)
-            yield (ROWS,) + tuple(x[:m] for x in best)
+            yield (ROWS,) + tuple(x[:m].copy() for x in best)
             if kept is not None:
                 kept.offer(c, r, scores, diagonal)
         start = end
@@ -274,16 +286,23 @@ def _planning_pays(A, C, diagonal, mirror):
     for rows, df_rows, df_cols, n in ((A, df_a, df_c, C.shape[0]), (C, df_c, df_a, A.shape[0])):
         # groups (of rows in id order: at random) that hold a feature held df times
         g = -(-n // GROUP_ROWS)
-        plan += float(df_rows @ (g * -np.expm1(-df_cols / g)))
+        plan += _dot(df_rows, g * -np.expm1(-df_cols / g))
         if diagonal or not mirror:
             break
-    flops = float(df_a @ df_c)
+    flops = _dot(df_a, df_c)
     pairs = min(float(A.shape[0]) * C.shape[0], flops)
     if _C is None:
         full = PRODUCT_NS * flops + PAIR_NS * pairs
     else:
         full = PLAN_SHARE_C * (PRODUCT_NS_C * flops + PAIR_NS_C * pairs)
     return PLAN_NS * plan <= PLAN_SHARE_MAX * full
+
+
+def _dot(x, y):
+    """The dot product of two vectors, in numpy's own loops: ``x @ y`` would
+    call BLAS, whose threads then spin, waiting for more work, on the cores
+    the other tasks need (OpenBLAS: twice a small pair's CPU time)."""
+    return float(np.multiply(x, y, dtype=np.float64).sum())
 
 
 def _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror, stats, zeros):
@@ -305,7 +324,7 @@ def _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror, stats
                            threshold=scorer.threshold, k=k, row_stats=stats[0],
                            col_stats=stats[1], diagonal=diagonal, include_self=include_self,
                            mirror=mirror, exact_zeros=zeros, group_size=GROUP_ROWS)
-    spread = float(plan.live_r.sum(axis=1) @ np.diff(A.indptr))
+    spread = _dot(plan.live_r.sum(axis=1), np.diff(A.indptr))
     if spread > LIVE_SHARE_MAX * float(_product_bounds(A, C).sum()):
         return None
     return plan
@@ -327,7 +346,7 @@ def _pruned_best(plan, scorer, k, limit, held, mirror, diagonal, stats):
     leaves: its first pass, then its live cells in row chunks."""
     order = plan.row_order()
     sizes = np.diff(plan.cols.edges).astype(np.float64)
-    bound = plan.live_r[order] @ sizes
+    bound = (plan.live_r[order] * sizes).sum(axis=1)
     if plan.first is not None:
         chunks = [plan.first]
     else:

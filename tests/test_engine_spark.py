@@ -83,3 +83,18 @@ def test_dot_products_queries(corpus_files):
     assert len(want) >= 20 and all(k.bytes[0] == 0x0D for k in want)   # keyed by queries
     assert_scores_close(got, want, rtol=1e-12)
     assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
+
+
+def test_dot_products_pruned_under_threshold(tmp_path):
+    # pruning is on by default under --threshold: Spark's output equals the
+    # inline runner's with every product computed (--no-prune)
+    from tests.test_prune import _sparse_corpus
+    corpus = tmp_path / "sparse.jsonl"
+    corpus.write_text("\n".join(_sparse_corpus()) + "\n")
+    args = ["--measure", "cosine", "--threshold", "0.3", "--blocks", "3"]
+    run = run_cli(MRSparseDotProducts, ["--no-conf"] + spark_args() + args + [str(corpus)])
+    full = run_job(MRSparseDotProducts, None, args + ["--no-prune"], input_paths=[str(corpus)])
+    assert sorted(run.lines) == sorted(full.lines) and len(run.lines) > 10
+    work = run.counters["mrsparse work"]
+    assert work["pruned: (row x column group) cells"] > 0
+    assert work["products computed"] < full.counters["mrsparse work"]["products computed"]
