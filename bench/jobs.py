@@ -25,6 +25,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as ``python bench/jobs.py``
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np  # noqa: E402
+
 from bench import common, floor, measure, profiling  # noqa: E402
 
 JOB_MODULE = "mrjobs.dot_products"
@@ -69,7 +71,7 @@ class Corpus:
     @property
     def family(self):
         cut = "exact" if self.max_df is None else "df-cut %d" % self.max_df
-        return "text" if self.source == "text" else cut
+        return {"text": "text", "tfidf": "tf-idf"}.get(self.source, cut)
 
 
 FULL_CORPORA = (
@@ -78,6 +80,9 @@ FULL_CORPORA = (
     Corpus("cut-5k", 5000, 1, 1000), Corpus("W1", 20000, 1, 1000),
     Corpus("cut-50k", 50000, 1, 1000), Corpus("text-4k", 4000, source="text"),
     Corpus("text-20k", 20000, source="text"),
+    # short vectors weighted tf-idf: where the pruning bounds bite
+    Corpus("tfidf-20k", 20000, 3, features_per_vector=20, vocabulary=50000, zipf=1.0,
+           source="tfidf"),
 )
 QUICK_CORPORA = tuple(Corpus(*c, vocabulary=20000) for c in (
     ("exact-q200", 200, 2), ("W2-quick", 400, 2), ("dense-quick", 1000, 2),
@@ -87,7 +92,7 @@ QUICK_CORPORA = tuple(Corpus(*c, vocabulary=20000) for c in (
 #: vectors; ``tiny``: 50; ``prune``: where pruning is measured, with ``dense``)
 WORKLOADS = {"full": {"tiny": "tiny-50", "small": "exact-1k", "dense": "dense",
                       "large": "exact-50k", "W1": "W1", "W2": "W2", "text": "text-4k",
-                      "prune": "text-20k"},
+                      "prune": "text-20k", "prune_more": ("tfidf-20k",)},
              "quick": {"tiny": "exact-q200", "small": "exact-q200", "dense": "dense-quick",
                        "large": "dense-quick", "W1": "W1-quick", "W2": "W2-quick",
                        "text": "text-q400", "prune": "text-q400"}}
@@ -98,12 +103,13 @@ FULL_RUNS = (("tiny-50", "blocks", "local", ""),) + tuple(
 ) + tuple(("dense", "blocks", "local", v) for v in ("", "k100", "k1000") + PRUNE_VARIANTS) + (
     ("cut-50k", "blocks", "local", ""), ("exact-50k", "blocks", "local", ""),
     ("text-4k", "blocks", "inline", ""), ("text-4k", "blocks", "local", ""),
-) + tuple(("text-20k", "blocks", "local", v) for v in ("",) + PRUNE_VARIANTS)
+) + tuple(("text-20k", "blocks", "local", v) for v in ("",) + PRUNE_VARIANTS) + tuple(
+    ("tfidf-20k", "blocks", "local", v) for v in PRUNE_VARIANTS)
 #: left out on purpose: the stripes estimate of these corpora (in the JSON)
 #: is beyond this machine's disk or the benchmark's time budget
 NOT_RUN = (("dense", "stripes", "local"), ("exact-50k", "stripes", "local"),
            ("cut-50k", "stripes", "local"), ("text-4k", "stripes", "local"),
-           ("text-20k", "stripes", "local"))
+           ("text-20k", "stripes", "local"), ("tfidf-20k", "stripes", "local"))
 QUICK_RUNS = tuple(
     (c, s, "inline", "") for c in ("exact-q200", "W2-quick", "dense-quick", "cut-q300",
                                    "W1-quick") for s in STRATEGIES
@@ -136,12 +142,39 @@ def make_corpus(corpus, workdir):
 
     gen = dict(vectors=corpus.vectors, features_per_vector=corpus.features_per_vector,
                vocabulary=corpus.vocabulary, zipf=corpus.zipf, seed=corpus.seed)
+    if corpus.source == "tfidf":
+        jsonl, npz = (Path(workdir) / ("%s.%s" % (corpus.name, ext)) for ext in ("jsonl", "npz"))
+        if not jsonl.exists():
+            from bench import textcorpus
+
+            arrays = tfidf_weighted(gen)
+            np.savez(npz, **arrays)
+            textcorpus.write_jsonl(arrays, jsonl.with_suffix(".tmp"))
+            jsonl.with_suffix(".tmp").replace(jsonl)
+        return jsonl, {"npz": str(npz)}
     path = Path(workdir) / ("%s.jsonl" % corpus.name)
     if not path.exists():
         write_corpus(str(path.with_suffix(".tmp")), fmt="json", edge_cases=False,
                      progress=False, **gen)
         path.with_suffix(".tmp").replace(path)
     return path, {"generate": gen}
+
+
+def tfidf_weighted(gen):
+    """The generator's corpus (``gen``: its options) with each weight times
+    ``ln(N / df)`` of its feature, and the features every vector holds
+    dropped: popular features weigh little, as in text."""
+    from examples.generate import generate_arrays
+
+    a = generate_arrays(**gen)
+    n = a["indptr"].shape[0] - 1
+    df = np.bincount(a["indices"], minlength=a["feature_ids"].shape[0])
+    keep = df[a["indices"]] < n
+    rows = np.repeat(np.arange(n), np.diff(a["indptr"]))
+    lengths = np.bincount(rows[keep], minlength=n)
+    return dict(a, indptr=np.concatenate(([0], np.cumsum(lengths))),
+                indices=a["indices"][keep],
+                weights=(a["weights"] * np.log(n / df[a["indices"]]))[keep])
 
 
 def run_references(corpus, spec, args, workdir, log, top_k=TOP_K, passes=None):
@@ -421,7 +454,8 @@ def _k_checks(rows, workloads):
 def _prune_checks(rows, workloads):
     """Each question's speed-up from pruning, with the same bytes."""
     out = []
-    for name in dict.fromkeys((workloads["prune"], workloads["dense"])):
+    for name in dict.fromkeys((workloads["prune"], workloads["dense"])
+                              + workloads.get("prune_more", ())):
         if not any(r["corpus"] == name and r["variant"].startswith("t") for r in rows):
             continue
         for variant, limit in TARGET_PRUNE_SPEEDUP.items():
@@ -540,7 +574,8 @@ COLORS = {"blocks": "#d62728", "stripes": "#1f77b4", "floor": "#2ca02c", "topn":
 LABELS = {"blocks": "--strategy blocks", "stripes": "--strategy stripes",
           "floor": "scipy floor (1 core)", "topn": "sparse_dot_topn (%d threads)"
           % floor.TOPN_THREADS}
-FAMILY_STYLE = {"exact": ("o", "-"), "df-cut": ("s", "--"), "text": ("^", ":")}
+FAMILY_STYLE = {"exact": ("o", "-"), "df-cut": ("s", "--"), "text": ("^", ":"),
+                "tf-idf": ("D", "-.")}
 
 
 def _style(family, what):

@@ -6,14 +6,13 @@ does by default (``mrjobs.pairs`` decides from its cost estimate, printed as
 the bounds' estimated cost over the full product's).  Every run's output
 pairs are checked equal.  Corpora: random halves (5,000 x 5,000, or 10,000 x
 10,000 for the generated one) of the text corpora of :mod:`bench.textcorpus`
-(whole documents and paragraphs) and a generated corpus of ~20 features a
-vector weighted tf-idf (the job tests' pruning corpus, 20,000 vectors).
+(whole documents and paragraphs) and the job benchmark's *tfidf-20k*
+(generated, ~20 features a vector, weighted tf-idf).
 
 ``python -m bench.prune`` prints the table and writes ``bench/results/prune.json``.
 """
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 
@@ -46,22 +45,13 @@ def _text(paragraphs):
 
 
 def _generated(n=20000):
-    """Vectors of ~20 features over 50,000 (Zipf 1.0), weights x idf."""
-    from examples.generate import generate_lines
-    rows, cols, vals, feats = [], [], [], {}
-    vectors = [json.loads(line) for line in generate_lines(
-        n, 20, 50000, 1.0, 3, fmt="json", edge_cases=False, progress=False)]
-    df = {}
-    for v in vectors:
-        for f in v["features"]:
-            df[f] = df.get(f, 0) + 1
-    for i, v in enumerate(vectors):
-        for f, w in v["features"].items():
-            if df[f] < n:
-                rows.append(i)
-                cols.append(feats.setdefault(f, len(feats)))
-                vals.append(w * math.log(n / df[f]))
-    return _unit_rows(sp.csr_matrix((vals, (rows, cols)), shape=(n, len(feats))))
+    """The job benchmark's *tfidf-20k*: vectors of ~20 features over 50,000
+    (Zipf 1.0), each weight times ln(N / df)."""
+    from bench.jobs import tfidf_weighted
+    a = tfidf_weighted(dict(vectors=n, features_per_vector=20, vocabulary=50000, zipf=1.0,
+                            seed=3))
+    return _unit_rows(sp.csr_matrix((a["weights"], a["indices"], a["indptr"]),
+                                    shape=(n, a["feature_ids"].shape[0])))
 
 
 def _halves(A, size):
@@ -116,7 +106,7 @@ def main(argv=None):
     c = pairs._c.C
     corpora = [("text-20k (documents)", _text(False), 5000),
                ("para-20k (paragraphs)", _text(True), 5000),
-               ("generated tf-idf 20k", _generated(), 10000)]
+               ("tfidf-20k (generated)", _generated(), 10000)]
     rows = []
     head = ("corpus", "t", "est", "C full", "numpy full", "pruned", "default", "products")
     print("%-22s %4s %5s %8s %10s %8s %8s %10s" % head)
