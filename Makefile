@@ -38,14 +38,15 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-# The codec and job tests once more under the pure-Python twin of mrcodecs
-# (the C extension stays installed; MRCODECS_PUREPYTHON=1 bypasses it), jobs
-# on the inline runner (tasks on the local runner with a numpy-only Python
-# use the pure-Python twin in every run already).
+# The codec and job tests once more under the Python twins of the C
+# extensions (mrcodecs's pure-Python twin, mrjobs's numpy pair kernel: both
+# extensions stay installed; MRCODECS_PUREPYTHON=1 bypasses them), jobs on
+# the inline runner (tasks on the local runner with a numpy-only Python use
+# the twins in every run already).
 TWIN_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
 	tests/test_block_record.py tests/test_blocks.py \
 	tests/test_inverted_index.py tests/test_dot_products.py tests/test_protocol_job.py \
-	tests/test_faults_compute.py
+	tests/test_faults_compute.py tests/test_prune.py
 
 # A fast part of the suite on the other supported Pythons, each in its own
 # venv (.venv-3.12, ...) with the C extension built there: codecs, parsing,
@@ -106,7 +107,7 @@ test-fast: install
 	@$(PY) -m pytest -m "not engines" $(PYTEST_ARGS)
 
 test-purepython: install
-	@echo "make: the codec and job tests on the pure-Python twin of mrcodecs"
+	@echo "make: the codec and job tests on the Python twins of the C extensions"
 	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" -k "not local" $(TWIN_TESTS) $(PYTEST_ARGS)
 
 $(foreach v,$(VERSIONS),$(eval PYTHON_$(v) ?= $$(call find_python,$(v))))
