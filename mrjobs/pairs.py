@@ -265,12 +265,13 @@ PLAN_NS, PRODUCT_NS, PAIR_NS = 25.0, 2.5, 32.0
 #: the full product's costs on the C kernels (fitted the same way, on blocks
 #: of 2,000 and 5,000 of the text corpora: ~1.0 ns a multiply-add and ~4.5 ns
 #: a pair, scored and selected), and the share of them the bounds may cost
-#: there, PLAN_SHARE_C x PLAN_SHARE_MAX (1.25).  Measured, one block pair,
-#: cosine, --threshold 0.5 (bounds' estimated cost / the full product's):
-#: 10,000 x 10,000 sparse tf-idf vectors of ~20 features (1.12): pruned 0.30 s,
-#: full 0.69 s; 5,000 x 5,000 paragraphs of ~17 terms (1.79): 0.31 s against
-#: 0.09 s; whole documents (2.76): pruned slower still.  A PLAN_NS that is too
-#: high where the bounds are tight keeps the margin narrow.
+#: there, PLAN_SHARE_C x PLAN_SHARE_MAX (1.25).  Measured by ``python -m
+#: bench.prune``, one block pair, cosine, --threshold 0.5 (the bounds'
+#: estimated cost / the full product's): 10,000 x 10,000 tf-idf vectors of ~20
+#: features (1.12): pruned 0.14 s, full 0.71 s; 5,000 x 5,000 paragraphs of
+#: ~17 terms (1.78): 0.18 s against 0.09 s; whole documents (2.76): 7.5 s
+#: against 1.0 s.  A PLAN_NS that is too high where the bounds are tight keeps
+#: the margin narrow.
 PRODUCT_NS_C, PAIR_NS_C, PLAN_SHARE_C = 1.0, 4.5, 5.0
 #: rows per group of the bounds (the plan's groups, and the cost estimate's)
 GROUP_ROWS = 64
