@@ -187,7 +187,8 @@ class NeighboursJSONProtocol:
     def write(self, key, value):
         if _c.C is not None:
             # the fast path below, in C; None where it does not apply
-            body = _c.C.neighbours_json(value.ids, value.values.astype(np.float64, copy=False))
+            body = _c.C.neighbours_json(np.ascontiguousarray(value.ids),
+                                        np.ascontiguousarray(value.values, dtype=np.float64))
             if body is not None:
                 return b'"%s"\t{%s}' % (_uuid_str(key).encode(), body)
         names = _quoted_uuids(value.ids)

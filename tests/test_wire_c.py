@@ -60,3 +60,10 @@ def test_c_leaves_repeats_and_non_finite_scores_to_the_caller():
     assert c.neighbours_json(ids[:0], np.empty(0)) == b""
     with pytest.raises(ValueError, match="16 id bytes a score"):
         c.neighbours_json(ids, np.array([1.0]))
+
+
+def test_strided_stripes_are_written_as_the_python_twin_writes_them(monkeypatch):
+    ids = np.array([uuid.UUID(int=i).bytes for i in range(1, 7)], "S16")
+    scores = np.arange(6.0) / 7
+    fast, slow = _both(ids[::2], scores[::2], monkeypatch)  # views with a stride
+    assert fast == slow and fast.count(b": ") == 3
