@@ -184,12 +184,12 @@ dots(PyObject *self, PyObject *args)
             /* columns ascending: walk down from the last, stop below lo */
             for (int64_t kk = ke - 1; kk >= ks; kk--) {
                 int64_t c = bi[kk];
-                if (c < lo)
-                    break;
-                if (c >= n_c) {
+                if (c < 0 || c >= n_c) {
                     ok = 0;
                     break;
                 }
+                if (c < lo)
+                    break;
                 if (mark[c] != row) {
                     mark[c] = row;
                     acc[c] = 0.0;

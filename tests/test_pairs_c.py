@@ -80,6 +80,10 @@ def test_c_kernels_refuse_malformed_arrays_with_a_clear_error():
     bad[0] = 7  # a feature beyond the transposed block's rows
     with pytest.raises(ValueError, match="malformed block: an index out of range"):
         c.dots(a[0], bad, a[2], *b, 2, 0, 2, 0, *out)
+    neg = b[1].copy()
+    neg[-1] = -1  # a column index below every row's first column
+    with pytest.raises(ValueError, match="malformed block: an index out of range"):
+        c.dots(*a, b[0], neg, b[2], 2, 0, 2, 0, *out)
     with pytest.raises(ValueError, match="malformed block: shapes"):
         c.dots(*a, *b, 2, 0, 3, 0, *out)  # rows beyond the block
     with pytest.raises(ValueError, match="kept_offer: a group out of range"):
