@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 import mrjobs.pairs as pairs
-from bench import textcorpus
+from bench import floor, textcorpus
 from mrjobs.counters import Counters
 from mrjobs.scoring import Scorer
 
@@ -28,49 +27,28 @@ THRESHOLDS = (0.5, 0.8)
 REPEATS = 3
 
 
-def _unit_rows(A):
-    A = A.tocsr()
-    A.sort_indices()
-    norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
-    A = sp.diags(1 / np.where(norms > 0, norms, 1)) @ A
-    A = A.tocsr()
-    A.sort_indices()
-    return A
+def _prepared(arrays):
+    """The corpus's rows in UUID order, scaled to unit length (the floor's
+    matrix, :func:`bench.floor.prepared_matrix`)."""
+    return floor.prepared_matrix(arrays, None, "cosine")[1]
 
 
 def _text(paragraphs):
     _, npz = textcorpus.build(20000, paragraphs=paragraphs)
-    d = np.load(npz)
-    return _unit_rows(sp.csr_matrix((d["weights"], d["indices"], d["indptr"])))
+    return _prepared(floor.load_arrays({"npz": str(npz)}))
 
 
 def _generated(n=20000):
     """The job benchmark's *tfidf-20k*: vectors of ~20 features over 50,000
     (Zipf 1.0), each weight times ln(N / df)."""
     from bench.jobs import tfidf_weighted
-    a = tfidf_weighted(dict(vectors=n, features_per_vector=20, vocabulary=50000, zipf=1.0,
-                            seed=3))
-    return _unit_rows(sp.csr_matrix((a["weights"], a["indices"], a["indptr"]),
-                                    shape=(n, a["feature_ids"].shape[0])))
+    return _prepared(tfidf_weighted(dict(vectors=n, features_per_vector=20, vocabulary=50000,
+                                         zipf=1.0, seed=3)))
 
 
 def _halves(A, size):
     perm = np.random.default_rng(0).permutation(A.shape[0])
     return A[np.sort(perm[:size])], A[np.sort(perm[size:2 * size])]
-
-
-def _estimate(X, Y):
-    """The bounds' estimated cost over the full product's, as the gate of the
-    C path computes them (1.0: equal)."""
-    df_a = np.bincount(X.indices, minlength=X.shape[1]).astype(float)
-    df_c = np.bincount(Y.indices, minlength=Y.shape[1]).astype(float)
-    plan = 0.0
-    for dr, dc, m in ((df_a, df_c, Y.shape[0]), (df_c, df_a, X.shape[0])):
-        g = -(-m // pairs.GROUP_ROWS)
-        plan += float(dr @ (g * -np.expm1(-dc / g)))
-    flops = float(df_a @ df_c)
-    n_pairs = min(float(X.shape[0]) * Y.shape[0], flops)
-    return pairs.PLAN_NS * plan / (pairs.PRODUCT_NS_C * flops + pairs.PAIR_NS_C * n_pairs)
 
 
 def _run(X, Y, threshold, kernel, prune, forced):
@@ -112,7 +90,7 @@ def main(argv=None):
     print("%-22s %4s %5s %8s %10s %8s %8s %10s" % head)
     for name, A, size in corpora:
         X, Y = _halves(A, size)
-        est = _estimate(X, Y)
+        est = pairs.bounds_cost_share(X, Y)  # on the C kernels, when built
         for t in THRESHOLDS:
             full_c = _run(X, Y, t, c, False, False) if c is not None else None
             full_np = _run(X, Y, t, None, False, False)

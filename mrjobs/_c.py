@@ -10,11 +10,13 @@ mrsparse's C code.
 """
 import os
 
+from mrcodecs._impl import purepython_forced
+
 __all__ = ["C", "NAME", "REASON"]
 
 
 def _load():
-    if os.environ.get("MRCODECS_PUREPYTHON", "") not in ("", "0"):
+    if purepython_forced():
         return None, "numpy", "MRCODECS_PUREPYTHON is set"
     try:
         import _mrjobs_speedups as c

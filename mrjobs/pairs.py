@@ -43,7 +43,8 @@ import numpy as np
 from . import _c
 from .kernels import top_k_groups
 
-__all__ = ["pair_best", "PairWork", "ROWS", "COLUMNS", "KERNEL", "KERNEL_REASON"]
+__all__ = ["pair_best", "PairWork", "ROWS", "COLUMNS", "KERNEL", "KERNEL_REASON",
+           "bounds_cost_share"]
 
 
 #: the C kernels in use (:mod:`mrjobs._c`), or None for the numpy path;
@@ -149,9 +150,8 @@ def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, sta
             Bt = C[start:].T.tocsr()
         c0 = start if diagonal else 0
         r, c, dots = _chunk_dots(A[start:end], Bt, start, c0, exact_zeros)
-        if diagonal:  # the upper triangle (with the diagonal: include_self)
-            keep = c >= r if include_self else c > r
-            r, c, dots = r[keep], c[keep], dots[keep]
+        if diagonal:
+            r, c, dots = _upper(r, c, dots, include_self)
         products += dots.shape[0]
         r, c, scores = _chunk_scores(r, c, dots, scorer, stats, exclude, n_c)
         yield from _chunk_best(r, c, scores, k, limit, (start, end, c0, n_c), held,
@@ -268,9 +268,9 @@ PLAN_NS, PRODUCT_NS, PAIR_NS = 25.0, 2.5, 32.0
 #: there, PLAN_SHARE_C x PLAN_SHARE_MAX (1.25).  Measured by ``python -m
 #: bench.prune``, one block pair, cosine, --threshold 0.5 (the bounds'
 #: estimated cost / the full product's): 10,000 x 10,000 tf-idf vectors of ~20
-#: features (1.12): pruned 0.14 s, full 0.71 s; 5,000 x 5,000 paragraphs of
-#: ~17 terms (1.78): 0.18 s against 0.09 s; whole documents (2.76): 7.5 s
-#: against 1.0 s.  A PLAN_NS that is too high where the bounds are tight keeps
+#: features (1.12): pruned 0.15 s, full 0.73 s; 5,000 x 5,000 paragraphs of
+#: ~17 terms (1.80): 0.29 s against 0.09 s; whole documents (2.77): 8.3 s
+#: against 1.1 s.  A PLAN_NS that is too high where the bounds are tight keeps
 #: the margin narrow.
 PRODUCT_NS_C, PAIR_NS_C, PLAN_SHARE_C = 1.0, 4.5, 5.0
 #: rows per group of the bounds (the plan's groups, and the cost estimate's)
@@ -281,6 +281,13 @@ def _planning_pays(A, C, diagonal, mirror):
     """True if computing the bounds (a product of each side with the other's
     per-group maxima) costs little beside the full product (estimated from
     the two sides' feature counts alone)."""
+    limit = PLAN_SHARE_MAX * (1.0 if _C is None else PLAN_SHARE_C)
+    return bounds_cost_share(A, C, diagonal, mirror) <= limit
+
+
+def bounds_cost_share(A, C, diagonal=False, mirror=True):
+    """The bounds' estimated cost over the full product's, on the kernels in
+    use (C or numpy), from the two sides' feature counts alone."""
     df_a = np.bincount(A.indices, minlength=A.shape[1]).astype(np.float64)
     df_c = df_a if diagonal else np.bincount(C.indices, minlength=C.shape[1]).astype(np.float64)
     plan = 0.0
@@ -295,8 +302,10 @@ def _planning_pays(A, C, diagonal, mirror):
     if _C is None:
         full = PRODUCT_NS * flops + PAIR_NS * pairs
     else:
-        full = PLAN_SHARE_C * (PRODUCT_NS_C * flops + PAIR_NS_C * pairs)
-    return PLAN_NS * plan <= PLAN_SHARE_MAX * full
+        full = PRODUCT_NS_C * flops + PAIR_NS_C * pairs
+    if full == 0.0:
+        return 0.0 if plan == 0.0 else float("inf")
+    return PLAN_NS * plan / full
 
 
 def _dot(x, y):
@@ -360,8 +369,7 @@ def _pruned_best(plan, scorer, k, limit, held, mirror, diagonal, stats):
     for chunk in chunks:
         r, c, dots = chunk if isinstance(chunk, tuple) else plan.pairs(chunk)
         if diagonal:
-            keep = c >= r if plan.include_self else c > r
-            r, c, dots = r[keep], c[keep], dots[keep]
+            r, c, dots = _upper(r, c, dots, plan.include_self)
         r, c, scores = _chunk_scores(r, c, dots, scorer, stats, None, n_c)
         yield from _sparse_best(r, c, scores, k, held, mirror, diagonal)
         if held.full():
@@ -386,6 +394,13 @@ def _chunk_dots(A_chunk, Bt, r0, c0, exact_zeros):
     if exact_zeros:
         r, c, dots = _with_zero_dots(A_chunk, Bt, r0, c0, r, c, dots)
     return r, c, dots
+
+
+def _upper(r, c, dots, include_self):
+    """The entries of a diagonal block's upper triangle (with the diagonal
+    under ``include_self``)."""
+    keep = c >= r if include_self else c > r
+    return r[keep], c[keep], dots[keep]
 
 
 def _chunk_scores(r, c, dots, scorer, stats, exclude, n_c):

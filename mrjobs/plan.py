@@ -712,17 +712,15 @@ def estimate(corpus, queries, o, calibration=None):
     else:
         e["memory"] = e["max_df_kept"] * POSTING_ENTRY_BYTES + o.buffer_entries * 48
     wire = _Wire(fams, o)
-    e["steps"] = _steps(e, wire, o, R)
     if o.runner == "local" and not o.reducers:
         # the job's local runner starts a task per SPLIT_BYTES of a step's
         # input, at most one a core up to BALANCE_BYTES a core: size R by the
-        # vectors step (its reducers send the --max-df count tables)
+        # vectors step (its reducers send the --max-df count tables), whose
+        # bytes do not depend on R
         from mrjobs.localrunner import SPLIT_BYTES, task_count
-        sized = task_count(int(e["steps"][0]["bytes"]), o.num_cores or os.cpu_count() or 1,
-                           SPLIT_BYTES)
-        if sized != R:
-            R = e["reducers"] = sized
-            e["steps"] = _steps(e, wire, o, R)
+        R = e["reducers"] = task_count(int(_vectors_step(e, wire)["bytes"]),
+                                       o.num_cores or os.cpu_count() or 1, SPLIT_BYTES)
+    e["steps"] = _steps(e, wire, o, R)
     e["seconds"] = _seconds(e["steps"], e, R, calibration)
     e["calibration"] = calibration
     if o.max_df is not None:
