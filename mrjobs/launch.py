@@ -5,9 +5,11 @@
   removed (local paths resolved, URIs compared by scheme, authority and path).
 * :class:`OutputCommitter` -- on the inline and local runners the last step
   writes to a hidden directory beside ``--output-dir``; only a job that
-  succeeded moves it into place, with an empty ``_SUCCESS`` file as Hadoop's
-  committer writes.  A failed or interrupted run leaves ``--output-dir`` as
-  it was.
+  succeeded moves it into place (one atomic rename), with an empty
+  ``_SUCCESS`` file as Hadoop's committer writes, and only onto what was
+  there when the run started.  A failed or interrupted run leaves
+  ``--output-dir`` as it was; a directory that appeared or changed there
+  meanwhile makes the run fail, and both outputs are kept.
 * :class:`TaskGuard` -- task processes of the local runner end with their
   launcher: the launcher holds a POSIX record lock (``fcntl.lockf``: not
   inherited by ``fork``, released by the kernel whenever the launcher's
@@ -30,7 +32,8 @@ import uuid
 from urllib.parse import urlsplit
 
 __all__ = ["refuse_overlap", "OutputCommitter", "TaskGuard", "watch_launcher",
-           "check_task_python", "probe_task_python", "tree_bytes", "OverlapError"]
+           "check_task_python", "probe_task_python", "tree_bytes", "OverlapError",
+           "OutputConflict", "rename_noreplace"]
 
 _GLOB = re.compile(r"[*?\[]")
 
@@ -124,38 +127,219 @@ def refuse_overlap(output_dir, inputs):
 
 # -- the output committer ------------------------------------------------------
 
+class OutputConflict(OSError):
+    """``--output-dir`` holds something the run was not allowed to replace."""
+
+
+#: flags of Linux's renameat2(2)
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+
+
+class _NoRenameat2(Exception):
+    """renameat2 is not there (not Linux, an old libc) or not supported by
+    the filesystem: the portable fallback is used."""
+
+
+def _renameat2(src, dst, flags):
+    import ctypes
+    import errno
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        raise _NoRenameat2() from None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                   ctypes.c_uint]
+    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) != 0:
+        err = ctypes.get_errno()
+        if err in (errno.ENOSYS, errno.EINVAL):
+            raise _NoRenameat2()
+        raise OSError(err, os.strerror(err), src, None, dst)
+
+
+def rename_noreplace(src, dst):
+    """Rename ``src`` to ``dst`` only if nothing is at ``dst`` (atomically
+    where the kernel can: renameat2's RENAME_NOREPLACE; else an exclusive
+    ``mkdir`` of ``dst`` claims the name and ``src`` replaces that empty
+    directory).  Raises :class:`FileExistsError` if something is there."""
+    import errno
+    try:
+        _renameat2(src, dst, _RENAME_NOREPLACE)
+        return
+    except _NoRenameat2:
+        pass
+    except OSError as e:
+        if e.errno in (errno.EEXIST, errno.ENOTEMPTY):
+            raise FileExistsError(errno.EEXIST, "exists", dst) from None
+        raise
+    os.mkdir(dst)  # FileExistsError if anything is there
+    try:
+        os.rename(src, dst)  # over our own empty directory
+    except OSError as e:
+        if e.errno in (errno.EEXIST, errno.ENOTEMPTY):  # filled meanwhile: not ours
+            raise FileExistsError(errno.EEXIST, "exists", dst) from None
+        raise
+
+
+def _exchange(a, b):
+    """Swap the directories ``a`` and ``b`` atomically (renameat2's
+    RENAME_EXCHANGE); where that is not available, ``b`` moves to ``a``'s
+    name after ``a`` has moved aside -- two renames, each atomic."""
+    try:
+        _renameat2(a, b, _RENAME_EXCHANGE)
+        return
+    except _NoRenameat2:
+        pass
+    aside = a + ".aside"
+    os.rename(a, aside)
+    os.rename(b, a)
+    try:
+        rename_noreplace(aside, b)
+    except OSError:
+        os.rename(a, b)
+        os.rename(aside, a)
+        raise
+
+
+def _look(path):
+    """What is at ``path``, as :class:`OutputCommitter` compares it: None
+    (nothing), or the kind of entry, its device and inode, and for a
+    directory the name, inode, size and modification time of each entry."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    import stat
+    if not stat.S_ISDIR(st.st_mode):
+        return ("other", st.st_dev, st.st_ino, st.st_mode)
+    listing = []
+    try:
+        with os.scandir(path) as it:
+            for e in it:
+                try:
+                    s = e.stat(follow_symlinks=False)
+                    listing.append((e.name, s.st_ino, s.st_size, s.st_mtime_ns))
+                except OSError:
+                    listing.append((e.name, None, None, None))
+    except OSError as e:
+        listing = [("(unreadable: %s)" % e.strerror, None, None, None)]
+    return ("dir", st.st_dev, st.st_ino, tuple(sorted(listing)))
+
+
+def _describe(seen):
+    if seen is None:
+        return "nothing"
+    if seen[0] != "dir":
+        return "a file"
+    n = len(seen[3])
+    return "an empty directory" if not n else "a directory of %d entr%s" % (
+        n, "y" if n == 1 else "ies")
+
+
 class OutputCommitter:
-    """Writes the last step beside ``output_dir`` and moves it into place.
+    """The output of a run on the inline and local runners: written beside
+    ``--output-dir``, moved into place only by a run that succeeded.
+
+    The rule, in two sentences: the output is committed only by a run that
+    succeeded (its end-of-run checks included), in one atomic rename, and only
+    onto what the run was allowed to replace -- what :meth:`note` saw at the
+    start (nothing, an empty directory, or under ``--overwrite-output`` a
+    non-empty one), the same directory with the same entries.  Anything else
+    there at the end (a directory that appeared, another run's output, changed
+    contents) makes the run fail with :class:`OutputConflict`, and both are
+    kept: the occupant where it is, this run's output beside it.
 
     Parameters
     ----------
     output_dir : str
-        The local ``--output-dir`` (a path or ``file:`` URI).
+        The local ``--output-dir`` (a path or ``file:`` URI); a symbolic link
+        stands for the directory it points to.
     overwrite : bool
         Replace a non-empty directory (only at :meth:`commit`).
     """
 
     def __init__(self, output_dir, overwrite=False):
-        self.final = os.path.abspath(_local_path(output_dir))
-        parent, name = os.path.split(self.final.rstrip(os.sep))
-        self.tmp = os.path.join(parent, ".%s.mrsparse-incomplete-%s" % (name, uuid.uuid4().hex[:8]))
+        self.given = output_dir
+        path = os.path.abspath(_local_path(output_dir)).rstrip(os.sep) or os.sep
+        parent, name = os.path.split(path)
+        # the parent's links resolved; the last component's below, in note()
+        self.final = os.path.join(os.path.realpath(parent), name)
         self.overwrite = overwrite
+        self.noted = None
+        self._new_tmp()
+
+    def _new_tmp(self):
+        parent, name = os.path.split(self.final)
+        self.tmp = os.path.join(parent, ".%s.mrsparse-incomplete-%s" % (name, uuid.uuid4().hex[:8]))
+
+    def note(self):
+        """Look at ``--output-dir`` as the run starts: what the run may
+        replace.  Raises :class:`OutputConflict` for what it may not (a file;
+        a non-empty directory without ``overwrite``; a dangling link)."""
+        if os.path.islink(self.final):
+            target = os.path.realpath(self.final)
+            if not os.path.isdir(target):
+                raise OutputConflict(
+                    "--output-dir %s is a symbolic link to %s, which is %s: make that "
+                    "directory, or give the directory itself" % (
+                        self.given, target,
+                        "a file" if os.path.exists(target) else "not there"))
+            self.final = target  # the output goes where the link points
+            self._new_tmp()
+        seen = _look(self.final)
+        if seen is not None and seen[0] != "dir":
+            raise OutputConflict("--output-dir %s is a file, not a directory: give a "
+                                 "directory (the job writes part files into it)" % self.given)
+        if seen is not None and seen[3] and not self.overwrite:
+            names = sorted(e[0] for e in seen[3])
+            raise OutputConflict(
+                "--output-dir %s is not empty (%d entries, e.g. %s): the job would mix its "
+                "part files with what is there. Choose another directory, remove it, or "
+                "pass --overwrite-output" % (self.given, len(names), names[0]))
+        self.noted = seen
+        return seen
 
     def commit(self):
-        """Write ``_SUCCESS`` and move the output into place (replacing the old
-        one only now, under ``--overwrite-output``)."""
+        """Write ``_SUCCESS`` and move the output into place: one rename (an
+        exchange where a directory was there), then the replaced directory
+        goes.  Raises :class:`OutputConflict` when ``--output-dir`` is not what
+        :meth:`note` saw; this run's output is then kept beside it."""
+        import errno
         os.makedirs(self.tmp, exist_ok=True)  # a job with no output lines
         open(os.path.join(self.tmp, "_SUCCESS"), "wb").close()
-        old = None
-        if os.path.isdir(self.final):
-            if os.listdir(self.final):
-                old = self.tmp.replace("-incomplete-", "-replaced-")
-                os.rename(self.final, old)
-            else:
-                os.rmdir(self.final)
-        os.rename(self.tmp, self.final)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)
+        now = _look(self.final)
+        if now != self.noted:
+            self._conflict(now)
+        if self.noted is None:
+            try:
+                rename_noreplace(self.tmp, self.final)
+            except FileExistsError:
+                self._conflict(_look(self.final))
+            return
+        if not self.noted[3]:  # an empty directory: a rename replaces it only while empty
+            try:
+                os.rename(self.tmp, self.final)
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR,
+                                   errno.EISDIR):
+                    raise
+                self._conflict(_look(self.final))
+            return
+        _exchange(self.tmp, self.final)  # the old output is now at self.tmp
+        if _look(self.tmp) != self.noted:  # changed between the look and the exchange
+            _exchange(self.tmp, self.final)
+            self._conflict(_look(self.final))
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _conflict(self, now):
+        parent, name = os.path.split(self.final)
+        kept = os.path.join(parent, "%s.mrsparse-%s" % (name, self.tmp.rsplit("-", 1)[1]))
+        os.rename(self.tmp, kept)
+        raise OutputConflict(
+            "--output-dir %s changed while the job ran (it held %s at the start, %s now: "
+            "another run or program wrote there): it is left as it is, and this run's "
+            "output is in %s" % (self.given, _describe(self.noted), _describe(now), kept))
 
     def abort(self):
         """Remove what an unfinished run wrote."""
