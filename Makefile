@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install engines cluster test test-fast test-purepython test-versions run bench lint clean vectors FORCE
+.PHONY: install engines cluster test test-fast test-purepython test-versions test-asan run bench lint clean vectors FORCE
 
 # .venv belongs to the Python it was built with: when PYTHON is another one
 # (make test PYTHON=python3.12), .venv is rebuilt rather than silently reused.
@@ -109,6 +109,30 @@ test-fast: install
 test-purepython: install
 	@echo "make: the codec and job tests on the Python twins of the C extensions"
 	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" -k "not local" $(TWIN_TESTS) $(PYTEST_ARGS)
+
+# The tests of both C extensions (the pair kernels, the JSON output, the
+# codecs) on builds with AddressSanitizer and UBSan, in .cache/asan (first on
+# PYTHONPATH; .venv's builds are untouched); python itself is not built with
+# ASan, so its runtime is preloaded.  pytest captures sys.stdout/err only: a
+# sanitizer writes its report to file descriptor 2 and halts, which pytest's
+# default capture would swallow.  Not part of `make test`.
+ASAN_DIR := .cache/asan
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+ASAN_ENV = LD_PRELOAD=$$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+ASAN_TESTS := tests/test_pairs_c.py tests/test_kernel_fuzz.py tests/test_pairs.py \
+	tests/test_wire_c.py tests/test_twins.py tests/test_codecs.py
+
+test-asan: install
+	@echo "make: the C extensions' tests on builds with ASan + UBSan (in $(ASAN_DIR))"
+	@rm -rf $(ASAN_DIR)
+	@$(ASAN_ENV) CC=gcc CFLAGS="$(ASAN_FLAGS) -O1 -g" LDFLAGS="$(ASAN_FLAGS)" \
+		$(PY) setup.py -q build_ext --build-lib $(ASAN_DIR) --build-temp $(ASAN_DIR)/tmp
+	@PYTHONPATH=$(ASAN_DIR) $(ASAN_ENV) $(PY) -c 'import os, _mrcodecs_speedups as a, \
+		_mrjobs_speedups as b; d = os.path.abspath("$(ASAN_DIR)"); \
+		assert all(os.path.dirname(m.__file__) == d for m in (a, b)), (a, b)'
+	@PYTHONPATH=$(ASAN_DIR) $(ASAN_ENV) $(PY) -m pytest -p no:cacheprovider --capture=sys \
+		-m "not engines" $(ASAN_TESTS) $(PYTEST_ARGS)
 
 $(foreach v,$(VERSIONS),$(eval PYTHON_$(v) ?= $$(call find_python,$(v))))
 

@@ -25,9 +25,20 @@
  * selection).
  *
  * Arrays come through the buffer protocol: C-contiguous, int64 (q), int32
- * (i) or float64 (d) as each function says; every index read is checked
- * against the array it indexes, so malformed input raises ValueError rather
- * than reading out of bounds.
+ * (i) or float64 (d) as each function says.  What the kernels promise of
+ * malformed input is a ValueError ("malformed block: ..."), never a read or
+ * write out of bounds nor a silently wrong result (tests/test_pairs_c.py has
+ * a test for each):
+ *
+ *  - every index read is checked against the array it indexes;
+ *  - every size computed from the arguments (buffer sizes, offsets, the
+ *    slots of the selections' buffers) is checked for overflow;
+ *  - every order the kernel relies on is checked: dots() on a diagonal block
+ *    stops a feature's walk at the first column below the row, so there each
+ *    feature's columns must ascend, and do (mode 0 reads them all, in any
+ *    order).
+ *
+ * A k larger than the entries given is no error: it keeps them all.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -94,6 +105,24 @@ bad(const char *what)
     return NULL;
 }
 
+/* a * b and a + b for sizes a, b >= 0, or -1 when they do not fit in a
+ * Py_ssize_t (or an operand is negative) */
+static inline Py_ssize_t
+size_mul(Py_ssize_t a, Py_ssize_t b)
+{
+    if (a < 0 || b < 0 || (a && b > PY_SSIZE_T_MAX / a))
+        return -1;
+    return a * b;
+}
+
+static inline Py_ssize_t
+size_add(Py_ssize_t a, Py_ssize_t b)
+{
+    if (a < 0 || b < 0 || b > PY_SSIZE_T_MAX - a)
+        return -1;
+    return a + b;
+}
+
 /*
  * dots(a_indptr q, a_indices i, a_data d, bt_indptr q, bt_indices i, bt_data d,
  *      n_c, r0, r1, mode, out_r q, out_c q, out_d d) -> int
@@ -103,6 +132,9 @@ bad(const char *what)
  * row by row, written to out_r, out_c (row and column indices) and out_d;
  * returns how many, or -1 when they do not fit in the outputs.  mode 0: every
  * column; 1: columns above the row (c > r: a diagonal block); 2: c >= r.
+ * Modes 1 and 2 check, once a call for each feature a row meets, that the
+ * feature's columns ascend (they stop its walk at the first column below
+ * the row: unsorted columns would drop pairs silently).
  */
 static PyObject *
 dots(PyObject *self, PyObject *args)
@@ -139,10 +171,13 @@ dots(PyObject *self, PyObject *args)
         return bad("shapes");
     }
     /* a row's sums (acc), the columns it touched (in order), and the last
-     * row (counted from r0) that touched each column */
+     * row (counted from r0) that touched each column; in modes 1 and 2, the
+     * features whose columns were found ascending */
     double *acc = NULL;
     int32_t *mark = NULL, *touched = NULL;
-    if (r1 - r0 >= INT32_MAX || n_c >= INT32_MAX) {
+    unsigned char *sorted = NULL;
+    if (r1 - r0 >= INT32_MAX || n_c >= INT32_MAX
+        || size_mul(n_c, (Py_ssize_t)sizeof(double)) < 0) {
         release(a, 9);
         return bad("a chunk or block too large");
     }
@@ -157,8 +192,17 @@ dots(PyObject *self, PyObject *args)
         for (Py_ssize_t c = 0; c < n_c; c++)
             mark[c] = -1;
     }
+    if (mode && n_f) {
+        /* calloc: the pages of features no row meets are never touched */
+        sorted = calloc(n_f, 1);
+        if (!sorted) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
     Py_ssize_t n = 0;
     int fits = 1, ok = 1;
+    const char *why = "an index out of range";
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = r0; r < r1 && ok && fits; r++) {
         int64_t lo = mode == 0 ? 0 : (mode == 1 ? r + 1 : r);
@@ -180,6 +224,16 @@ dots(PyObject *self, PyObject *args)
             if (ks < 0 || ke < ks || ke > a[4].n) {
                 ok = 0;
                 break;
+            }
+            if (sorted && !sorted[f]) {
+                for (int64_t kk = ks + 1; kk < ke && ok; kk++)
+                    if (bi[kk] < bi[kk - 1]) {
+                        ok = 0;
+                        why = "a feature's columns (bt_indices) not ascending";
+                    }
+                if (!ok)
+                    break;
+                sorted[f] = 1;
             }
             /* columns ascending: walk down from the last, stop below lo */
             for (int64_t kk = ke - 1; kk >= ks; kk--) {
@@ -216,13 +270,14 @@ dots(PyObject *self, PyObject *args)
     }
     Py_END_ALLOW_THREADS
     if (!ok)
-        bad("an index out of range");
+        bad(why);
     else
         result = PyLong_FromSsize_t(fits ? n : -1);
 done:
     free(acc);
     free(mark);
     free(touched);
+    free(sorted);
     release(a, 9);
     return result;
 }
@@ -307,7 +362,8 @@ buffer_offer(double *bs, int64_t *bo, int64_t *h, Py_ssize_t k, Py_ssize_t cap,
  *
  * Entries grouped by group (each group's entries contiguous): each group's k
  * best (in no set order), groups in the order they come; returns how many
- * were written.  The outputs hold at least as many entries as the input.
+ * were written.  The outputs hold at least as many entries as the input.  A
+ * k of at least the number of entries keeps them all.
  */
 static PyObject *
 top_k_rows(PyObject *self, PyObject *args)
@@ -331,6 +387,15 @@ top_k_rows(PyObject *self, PyObject *args)
         release(a, 6);
         return bad("top_k_rows: shapes");
     }
+    /* no group holds more than n entries: a larger k keeps them all, as n
+     * does, and the buffer's slots (k and half as many again) stay small */
+    if (k > n)
+        k = n ? n : 1;
+    Py_ssize_t cap = size_add(k, k > 16 ? k / 2 : 8);
+    if (cap < 0) {
+        release(a, 6);
+        return bad("top_k_rows: k too large");
+    }
     const int64_t *g = I64P(a[0]), *ot = I64P(a[1]);
     const double *sc = F64P(a[2]);
     int64_t *og = I64P(a[3]), *oo = I64P(a[4]);
@@ -339,7 +404,6 @@ top_k_rows(PyObject *self, PyObject *args)
     uint64_t seed = SEED;
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t s = 0;
-    Py_ssize_t cap = k + (k > 16 ? k / 2 : 8);
     while (s < n) {
         /* the group's buffer is the output at its place there: a group of
          * e - s entries never holds more than that many */
@@ -393,8 +457,18 @@ kept_offer(PyObject *self, PyObject *args)
             return NULL;
         }
     Py_ssize_t n = a[0].n, n_g = a[5].n;
-    if (k < 1 || cap <= k || a[1].n != n || a[2].n != n || a[3].n != n_g * cap
-        || a[4].n != n_g * cap || a[6].n != n_g) {
+    if (k < 1 || cap <= k) {
+        release(a, 7);
+        return bad("kept_offer: shapes");
+    }
+    /* every group's slots: a product that wraps around could match the
+     * buffers' length and send a group's offset past their end */
+    Py_ssize_t slots = size_mul(n_g, cap);
+    if (slots < 0) {
+        release(a, 7);
+        return bad("kept_offer: len(kn) * cap slots overflow");
+    }
+    if (a[1].n != n || a[2].n != n || a[3].n != slots || a[4].n != slots || a[6].n != n_g) {
         release(a, 7);
         return bad("kept_offer: shapes");
     }
@@ -504,6 +578,11 @@ has_repeats(const unsigned char *ids, Py_ssize_t n, int *error)
     *error = 0;
     if (n < 2)
         return 0;
+    /* the slots: fewer than 4 n of them */
+    if (size_mul(n, 4 * (Py_ssize_t)sizeof(Py_ssize_t)) < 0) {
+        *error = 1;
+        return 0;
+    }
     Py_ssize_t size = 4;
     while (size < 2 * n)
         size *= 2;
@@ -552,7 +631,8 @@ neighbours_json(PyObject *self, PyObject *args)
     }
     PyObject *result = NULL;
     Py_ssize_t n = sc.n;
-    if (ids.len != 16 * n) {
+    /* (16 and 72 bytes a neighbour: sizes checked, as every size here) */
+    if (size_mul(n, 72) < 0 || ids.len != 16 * n) {
         PyErr_SetString(PyExc_ValueError, "neighbours_json: 16 id bytes a score expected");
         goto done;
     }

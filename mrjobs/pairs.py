@@ -205,7 +205,8 @@ def _full_best_c(A, C, scorer, k, limit, held, mirror, diagonal, include_self, s
                 yield (COLUMNS,) + held.take()
         elif r.shape[0]:
             scores = np.ascontiguousarray(scores, dtype=np.float64)
-            m = _C.top_k_rows(r, c, scores, k, *best)
+            # (a k beyond the entries keeps them all, and fits a C size)
+            m = _C.top_k_rows(r, c, scores, min(k, r.shape[0]), *best)
             yield (ROWS,) + tuple(x[:m].copy() for x in best)
             if kept is not None:
                 kept.offer(c, r, scores, diagonal)
@@ -590,12 +591,15 @@ def _may_hold_zero_dots(a, b):
     True
     >>> _may_hold_zero_dots(np.array([1.0, -2.0]), np.array([0.5]))
     True
+    >>> _may_hold_zero_dots(np.array([1e300]), np.array([1e300]))
+    False
     """
     if not a.shape[0] or not b.shape[0]:
         return False
     if a.min() < 0 < a.max() or b.min() < 0 < b.max():
         return True  # a side with weights of both signs: terms can cancel
-    with np.errstate(under="ignore"):
+    # (an overflow to inf is no zero either)
+    with np.errstate(under="ignore", over="ignore"):
         return bool(np.abs(a).min() * np.abs(b).min() == 0.0)
 
 

@@ -297,6 +297,9 @@ def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
             hi = np.asarray(hi, dtype=np.float64)[None, :]
             s = _STAT_BOUNDS[measure](d, a, lo, hi)
             s = np.where(lo <= hi, s, -np.inf)
+        # a bound that is not a number bounds nothing: it must keep its cell
+        # live (NaN compares False with every floor, which would kill it)
+        s = np.where(np.isnan(s), np.inf, s)
         return s + SCORE_SLACK * np.abs(np.where(np.isfinite(s), s, 0.0))
 
 
@@ -308,9 +311,12 @@ def _unit(d):
 
 def _tanimoto_bound(d, a, lo, hi):
     # c t / (1 + t^2 - c t) grows with c, and with t for c >= 0: take the
-    # group's norm closest to the row's; for c <= 0 the score is <= 0
+    # group's norm closest to the row's; for c <= 0 the score is <= 0.  A
+    # zero vector's log norm is -inf: -inf - -inf is NaN, and the ratio of
+    # two equal norms (zero ones included) is at most 1
     c = _unit(d)
-    t = np.exp(-np.abs(a - np.clip(a, lo, hi)))
+    near = np.clip(a, lo, hi)
+    t = np.where(a == near, 1.0, np.exp(-np.abs(a - near)))
     ct = c * t
     return np.where(c > 0, ct / (1.0 + t * t - ct), 0.0)
 
@@ -392,10 +398,14 @@ def live_cells(bound, row_floor, col_floor, col_groups, n_groups):
     >>> live_cells(np.array([[0.4, 0.9]]), np.array([0.5]), np.array([0.5, 0.5]),
     ...            np.array([0, 1]), 2).tolist()
     [[False, True]]
+    >>> live_cells(np.array([[np.nan]]), np.array([0.5]), np.array([0.5]),
+    ...            np.array([0]), 1).tolist()
+    [[True]]
     """
     need = np.minimum(np.asarray(row_floor, np.float64)[:, None],
                       group_floor(col_floor, col_groups, n_groups)[None, :])
-    return bound >= need
+    # only a bound that is known to be below the floor kills a cell (NaN: live)
+    return ~(bound < need)
 
 
 def topk_floors(n, k, r, c, scores, others=None):

@@ -389,3 +389,63 @@ def test_bounds_are_computed_only_where_they_cost_little_beside_the_product(spar
     halves = X[: X.shape[0] // 2], X[X.shape[0] // 2:]
     assert _planning_pays(*halves, diagonal=False, mirror=True)
     assert _planning_pays(halves[0], halves[0], diagonal=True, mirror=True)
+
+
+# -- bounds that are not numbers never kill a pair ----------------------------------
+
+def _with_zero_norm_rows(measure, seed, n):
+    """Prepared weights of ``n`` vectors, the first third of them zero vectors
+    (every weight 0.0: ``--float32`` makes weights below its range 0.0) and a
+    few empty ones, with their statistics."""
+    raw = raw_for(measure, seed, n)
+    raw.data[: raw.indptr[n // 3]] = 0.0  # (stored entries, all 0.0)
+    rows = np.repeat(np.arange(n), np.diff(raw.indptr))
+    keep = (rows != n // 3) & (rows != n // 3 + 1)  # two empty vectors
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(rows[keep], minlength=n))))
+    raw = sp.csr_matrix((raw.data[keep], raw.indices[keep], indptr), shape=raw.shape)
+    return prepared(measure, raw)
+
+
+@pytest.mark.parametrize("measure", PRUNABLE)
+@pytest.mark.parametrize("shape", ["pair", "diagonal"])
+def test_pruning_keeps_the_pairs_of_zero_norm_vectors(measure, shape, monkeypatch):
+    # a zero vector's log norm is -inf: the tanimoto bound took -inf - -inf =
+    # NaN, and a NaN bound counted as below every floor -- tanimoto
+    # --threshold 0 kept no pair of zero vectors at all
+    monkeypatch.setattr("mrjobs.pairs.LIVE_SHARE_MAX", float("inf"))  # always pruned
+    monkeypatch.setattr("mrjobs.pairs.PLAN_SHARE_MAX", float("inf"))
+    A, rs = _with_zero_norm_rows(measure, 31, 45)
+    assert (A.data[: A.indptr[15]] == 0.0).all() and A.indptr[15] > 0
+    diagonal = shape == "diagonal"
+    C, cs = (A, rs) if diagonal else _with_zero_norm_rows(measure, 32, 36)
+    for threshold, k in ((0.0, None), (-1.0, None), (0.0, 2), (1e-300, None)):
+        run_both(measure, A, C, rs, cs, threshold, k, diagonal=diagonal, group_size=4)
+        out = []
+        for flag in (False, True):
+            results = pair_best(A, C, Scorer(measure, Counters(), threshold), k, 50,
+                                diagonal=diagonal, stats_a=rs, stats_c=cs, prune=flag)
+            got = {}
+            for direction, groups, others, scores in results:
+                for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
+                    got.setdefault((direction, g), []).append((o, s))
+            out.append({key: sorted(v, key=lambda p: (-p[1], p[0]))[:k]
+                        for key, v in got.items()})
+        assert out[0] == out[1]
+        # the zero vectors' pairs are there (they share features: score 0.0 or more)
+        assert any(g < 15 for _, g in out[1]) or threshold > 0
+
+
+def test_a_bound_that_is_not_a_number_keeps_its_cell(monkeypatch):
+    # whatever a measure's bound does with infinities, NaN never kills a pair
+    monkeypatch.setitem(prune._STAT_BOUNDS, "tanimoto",
+                        lambda d, a, lo, hi: np.full(np.broadcast(d, a, lo).shape, np.nan))
+    s = prune.score_bounds("tanimoto", np.array([[0.5, 0.5]]), np.array([0.0]),
+                           np.array([0.0, np.inf]), np.array([0.0, -np.inf]))
+    assert s.tolist() == [[np.inf, -np.inf]]  # (the second group is empty)
+    live = prune.live_cells(np.array([[np.nan, 0.1]]), np.array([0.0]), np.array([0.0, 0.0]),
+                            np.array([0, 1]), 2)
+    assert live.tolist() == [[True, True]]
+    # the zero vectors' own bound is a number
+    b = prune.score_bounds("tanimoto", np.array([[1e-300]]), np.array([-np.inf]),
+                           np.array([-np.inf]), np.array([-np.inf]))
+    assert b[0, 0] >= 0.0
