@@ -6,7 +6,7 @@ so tasks keep counts in a :class:`Counters` dict and send each once, when the
 task ends.
 """
 
-from .parsing import BAD_KINDS
+from .parsing import BAD_KINDS, TINY_WEIGHT
 
 __all__ = ["INPUT", "DFCUT", "WORK", "SKIPPED", "READ", "Counters", "run_report"]
 
@@ -31,6 +31,9 @@ DUPLICATE_VECTOR_LINES = "duplicate vector id (lines merged)"
 DUPLICATE_VECTOR_POSTINGS = "duplicate vector id (weights summed)"
 EMPTY_VECTOR = "empty vector (kept; no neighbours)"
 ZERO_WEIGHT = "zero weight (entry dropped)"
+#: --float32: a nonzero weight that float32 carries as 0 (named in mrjobs.parsing,
+#: whose InputError it also is under --strict)
+FLOAT32_ZERO_WEIGHT = TINY_WEIGHT
 NOT_SCORABLE = ("vector not scorable by the measure (skipped; e.g. constant weights for "
                 "pearson)")
 #: counters of what was read (not notes about the input)

@@ -5,12 +5,22 @@ feature from the fragments the mappers wrote (combined in a
 :class:`~mrjobs.buffers.PostingBuffer`), or ``None`` when ``--max-df`` drops
 it (counted in the group ``mrsparse df-cut``).  The inverted index job and
 both strategies of the dot-products job use it.
+
+Postings of one vector id in one posting list (duplicate input lines, in the
+inverted index job) are one posting, their weights summed as the dot-products
+job merges the lines of a vector (:func:`~mrjobs.kernels.merge_sum`): a sum
+of 0 is dropped and counted as a zero weight, a sum beyond the range of the
+weights is dropped and counted as bad input (``--strict``: refused, naming
+the vector and the feature).
 """
+import uuid
+
 import numpy as np
 
 from .counters import (DFCUT, DUPLICATE_VECTOR_POSTINGS, FEATURES_DROPPED, INPUT,
-                       POSTINGS_DROPPED, PRODUCTS_DROPPED)
-from .kernels import sort_sum
+                       POSTINGS_DROPPED, PRODUCTS_DROPPED, ZERO_WEIGHT)
+from .kernels import merge_sum
+from .parsing import BAD_SUM, FLOAT32_MAX, InputError, weight_limit
 
 __all__ = ["PostingAssembler"]
 
@@ -27,15 +37,25 @@ class PostingAssembler:
     pairs_of : callable
         ``pairs_of(n_corpus, n_queries)``: the partial products a posting
         list of that size yields (counted when it is dropped).
+    limit : float
+        The largest weight magnitude (float32's under ``--float32``): a sum
+        of a vector's postings beyond it is bad input.
+    strict : bool
+        Raise :class:`~mrjobs.parsing.InputError` for such a sum instead of
+        counting it (``--strict``).
     """
 
-    def __init__(self, max_df, counts, pairs_of):
+    def __init__(self, max_df, counts, pairs_of, limit=weight_limit(False), strict=False):
         self.max_df = max_df
         self.counts = counts
         self.pairs_of = pairs_of
+        self.limit = limit
+        self.strict = strict
 
-    def __call__(self, fragments):
+    def __call__(self, fragments, feature=None):
         """The full posting list of one feature, or None if the df-cut drops it.
+
+        ``feature`` (its 16 UUID bytes) names it in the error of ``strict``.
 
         Returns
         -------
@@ -48,7 +68,7 @@ class PostingAssembler:
         parts = self._gather(fragments)
         if parts is None:
             return None
-        return self._assemble(parts[0]), self._assemble(parts[1])
+        return self._assemble(parts[0], feature), self._assemble(parts[1], feature)
 
     def _gather(self, fragments):
         max_df = self.max_df
@@ -87,7 +107,7 @@ class PostingAssembler:
         self.counts.add(DFCUT, POSTINGS_DROPPED, sum(corpus) + sum(queries))
         self.counts.add(DFCUT, PRODUCTS_DROPPED, sum(map(self.pairs_of, corpus, queries)))
 
-    def _assemble(self, chunks):
+    def _assemble(self, chunks, feature):
         if not chunks:
             return None
         if len(chunks) == 1 and (len(chunks[0]) == 1 or (
@@ -99,7 +119,40 @@ class PostingAssembler:
         ids = np.concatenate([c.ids for c in chunks])
         w = np.concatenate([c.values for c in chunks])
         st = None if chunks[0].stats is None else np.concatenate([c.stats for c in chunks])
-        ids, w, st, merged = sort_sum(ids, w, st)
-        if merged:
-            self.counts.add(INPUT, DUPLICATE_VECTOR_POSTINGS, merged)
+        n = ids.shape[0]
+        ids, w, st, sizes = merge_sum(ids, w, st)
+        if ids.shape[0] < n:
+            self.counts.add(INPUT, DUPLICATE_VECTOR_POSTINGS, n - ids.shape[0])
+            keep = self._check_sums(ids, w, sizes, feature)
+            if keep is not None:
+                ids, w = ids[keep], w[keep]
+                st = None if st is None else st[keep]
         return ids, w, st
+
+    def _check_sums(self, ids, w, sizes, feature):
+        """The postings to keep (None: all) after summing a vector's postings:
+        sums beyond the range counted as bad input (or refused), sums of 0
+        counted as zero weights."""
+        over = ~(np.abs(w) <= self.limit)
+        if over.any():
+            i = int(np.argmax(over))
+            if self.strict:
+                raise InputError(BAD_SUM, "vector %s: the weights of feature %s, summed over "
+                                 "its %d lines, go beyond %s's range" % (
+                                     uuid.UUID(bytes=ids[i:i + 1].tobytes()),
+                                     _name(feature),
+                                     int(sizes[i]),
+                                     "float32" if self.limit == FLOAT32_MAX else "float64"))
+            self.counts.add(INPUT, BAD_SUM, int(sizes[over].sum()))
+        zero = w == 0.0
+        if zero.any():
+            self.counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
+        drop = over | zero
+        return ~drop if drop.any() else None
+
+
+def _name(feature):
+    """A feature key as a user reads it: its UUID."""
+    if isinstance(feature, bytes) and len(feature) == 16:
+        return uuid.UUID(bytes=feature)
+    return "?" if feature is None else feature

@@ -25,6 +25,7 @@ from mrcodecs.jobwire import Stripe
 from mrjobs.base import SparseJob
 from mrjobs.buffers import PostingBuffer
 from mrjobs.index import PostingAssembler
+from mrjobs.parsing import weight_limit
 
 __all__ = ["MRInvertedIndex"]
 
@@ -56,8 +57,9 @@ class MRInvertedIndex(SparseJob):
 
     def reducer_postings(self, feature, fragments):
         # the index computes no products: none are dropped with a feature
-        postings = PostingAssembler(self.options.max_df, self.counts, lambda nc, nq: 0)(
-            fragments)
+        postings = PostingAssembler(self.options.max_df, self.counts, lambda nc, nq: 0,
+                                    weight_limit(self.options.float32), self.options.strict)(
+            fragments, feature)
         if postings is not None:
             ids, w, _ = postings[0]
             yield feature, Stripe(ids, w)

@@ -6,8 +6,8 @@ here loops over entries in Python.
 """
 import numpy as np
 
-__all__ = ["sort_sum", "group_starts", "group_order", "top_k_order", "top_k_groups",
-           "top_k_candidates"]
+__all__ = ["sort_sum", "merge_sum", "group_starts", "group_order", "top_k_order",
+           "top_k_groups", "top_k_candidates"]
 
 
 def group_starts(sorted_ids):
@@ -67,6 +67,50 @@ def sort_sum(ids, values, stats=None):
     values = np.add.reduceat(values, starts)
     stats = None if stats is None else stats[order][starts]
     return ids[starts], values, stats, n - starts.shape[0]
+
+
+def merge_sum(ids, values, stats=None):
+    """Sum the values of repeated ids in a canonical order -- by id, then by
+    value -- so that the sums do not depend on the order the entries came
+    in (the order of a shuffle); in float64, overflow to +-inf left for the
+    caller to count.  How the lines of a duplicate vector id are merged.
+
+    Parameters
+    ----------
+    ids : numpy.ndarray
+        ``S16`` ids, any order, repeats allowed.
+    values : numpy.ndarray
+        One number per id.
+    stats : numpy.ndarray or None
+        One statistic per id; equal for equal ids, so the first is kept.
+
+    Returns
+    -------
+    (ids, values, stats, sizes)
+        Sorted unique ids, float64 sums (``inf`` where a sum overflows), the
+        matching stats (or None) and the number of entries summed into each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> i, v, s, n = merge_sum(np.array([b"b", b"a", b"b", b"b"], dtype="S16"),
+    ...                        np.array([1e16, 2., 1., -1e16]))
+    >>> i.tolist(), v.tolist(), n.tolist()
+    ([b'a', b'b'], [2.0, 0.0], [1, 3])
+    """
+    values = values.astype(np.float64, copy=False)
+    n = ids.shape[0]
+    order = np.argsort(ids, kind="stable")
+    starts = group_starts(ids[order])
+    if starts.shape[0] == n:  # no repeats (the common case): one sort
+        return ids[order], values[order], None if stats is None else stats[order], \
+            np.ones(n, np.intp)
+    order = np.lexsort((values, ids))
+    ids, values = ids[order], values[order]
+    sizes = np.diff(np.append(starts, n))
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.add.reduceat(values, starts)
+    return ids[starts], values, None if stats is None else stats[order][starts], sizes
 
 
 def top_k_order(ids, scores, k=None):

@@ -30,6 +30,12 @@ not a number at all (a string, ``0x1p3``, ``1_000``, non-ASCII digits) is
 ``1e999``) :data:`BAD_WEIGHT`; a finite weight beyond float32's range under
 ``--float32`` :data:`BAD_RANGE`; repeated features whose weights overflow
 when summed :data:`BAD_SUM`.
+
+Under ``--float32`` a nonzero weight (a repeated feature's sum) so small
+that float32 carries it as 0 is not a bad line but an entry dropped, as a
+zero weight is, and counted apart (:data:`TINY_WEIGHT`, found by
+:func:`float32_zeros`; refused under ``--strict``): the vector keeps its
+other entries, and never holds a 0.0.
 """
 import json
 import math
@@ -43,7 +49,8 @@ from mrcodecs import ID_DTYPE
 from .kernels import sort_sum
 
 __all__ = ["InputError", "parse_vector", "FORMATS", "BAD_LINE", "BAD_ID",
-           "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_KINDS", "FLOAT32_MAX"]
+           "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_KINDS", "TINY_WEIGHT",
+           "FLOAT32_MAX", "FLOAT32_ZERO", "float32_zeros"]
 
 FORMATS = ("auto", "json", "tsv")
 
@@ -55,9 +62,15 @@ BAD_WEIGHT = "weight not a finite number"
 BAD_RANGE = "weight beyond float32 range (--float32)"
 BAD_SUM = "summed weight not a finite number"
 BAD_KINDS = (BAD_LINE, BAD_ID, BAD_NUMBER, BAD_WEIGHT, BAD_RANGE, BAD_SUM)
+#: counter name (and ``InputError.kind`` under ``--strict``) of a nonzero
+#: weight that float32 carries as 0: the entry is dropped, not the line
+TINY_WEIGHT = "weight below float32 range (--float32; entry dropped)"
 
 #: the largest weight --float32 carries
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: magnitudes up to which a float64 becomes 0.0 in float32: half the
+#: smallest subnormal, 2**-150, is a tie and rounds to the even 0.0
+FLOAT32_ZERO = 2.0 ** -150
 
 
 class InputError(ValueError):
@@ -226,6 +239,44 @@ def _check_range(ids, w, float32):
                                          "float32" if float32 else "float64"))
 
 
+def float32_zeros(ids, w):
+    """The entries that float32 carries as 0.0 though they are not 0: a
+    weight of magnitude at most :data:`FLOAT32_ZERO` (``--float32`` would
+    turn a present feature into an absent one, a jaccard of 1.0 into 0.0).
+
+    Parameters
+    ----------
+    ids, w : numpy.ndarray
+        A vector's unique feature ids (``S16``) and their summed float64
+        weights.
+
+    Returns
+    -------
+    (mask, message) or None
+        None when there is none; else which entries, and a message naming
+        the first of them (for ``--strict``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ids = np.array([bytes(15) + b"\\x01", bytes(15) + b"\\x02"], "S16")
+    >>> mask, why = float32_zeros(ids, np.array([1e-50, 1e-45]))
+    >>> mask.tolist()
+    [True, False]
+    >>> float32_zeros(ids, np.array([0.5, -1e-45])) is None
+    True
+    """
+    a = np.abs(w)
+    tiny = (a <= FLOAT32_ZERO) & (a > 0.0)
+    if not tiny.any():
+        return None
+    i = int(np.argmax(tiny))
+    return tiny, ("weight %r of feature %s is below float32's range: --float32 would carry "
+                  "it as 0 (its smallest magnitude is %g; run without --float32 to keep it)"
+                  % (float(w[i]), uuid.UUID(bytes=ids[i:i + 1].tobytes()),
+                     float(np.finfo(np.float32).smallest_subnormal)))
+
+
 def parse_vector(line, fmt="auto", float32=False):
     """Parse one input line.
 
@@ -236,7 +287,8 @@ def parse_vector(line, fmt="auto", float32=False):
     fmt : {"auto", "json", "tsv"}
     float32 : bool
         True when the weights will be carried as float32 (``--float32``):
-        weights beyond its range are refused.
+        weights beyond its range are refused (see :func:`float32_zeros`
+        for those it would carry as 0).
 
     Returns
     -------

@@ -69,6 +69,7 @@ import datetime
 import glob
 import json
 import logging
+import math
 import os
 import platform
 import shutil
@@ -97,6 +98,16 @@ CALIBRATION = Path(__file__).resolve().parent.parent / "bench" / "results" / \
     "plan-calibration.json"
 #: bytes of a decoded entry held by a stripes reducer (posting list: id, weight, stat)
 POSTING_ENTRY_BYTES = 40
+#: the largest --vectors: past it, products and pair counts leave float64's
+#: exact range for counts and the steps' sums can overflow
+MAX_VECTORS = 1e15
+#: the largest --reducers and --num-cores (the job's default block count
+#: grows with the cores of the local runner)
+MAX_TASKS = 1_000_000
+#: the largest --pair-sample: its pairs are scored as dense m x m arrays
+MAX_PAIR_SAMPLE = 10_000
+#: the largest calibration file read (a calibration is a few kB)
+CALIBRATION_BYTES = 1 << 20
 
 
 class PlanError(Exception):
@@ -323,7 +334,10 @@ def _pairs(fams, n_cols, o):
     st_r = None if rows_f.stats is None else rows_f.stats[ir][r]
     st_c = None if fams[0].stats is None else fams[0].stats[ic][c]
     with np.errstate(all="ignore"):
-        sc = score(o.measure, D[r, c], st_r, st_c, n_features=o.num_features)
+        try:
+            sc = score(o.measure, D[r, c], st_r, st_c, n_features=o.num_features)
+        except ValueError as err:
+            raise PlanError("--measure %s: %s" % (o.measure, err)) from None
     ok = np.isfinite(sc)
     if o.threshold is not None:
         ok &= sc >= o.threshold
@@ -512,9 +526,10 @@ def _sent_share(e, o, R):
     entries = sum(f.s.lengths.sum() * f.scale for f in e["fams"])
     flushes = int(_flushes(entries, R, o.buffer_entries))
     dropped = np.zeros(df.shape[0])
-    over = df > o.max_df
+    max_df = float(o.max_df)
+    over = df > max_df
     for k in range(1, min(flushes, 64) + 1):
-        dropped[over] += binom.sf(o.max_df, df[over], k / (min(flushes, 64) * R))
+        dropped[over] += binom.sf(max_df, df[over], k / (min(flushes, 64) * R))
     return 1.0 - dropped / min(flushes, 64)
 
 
@@ -601,45 +616,85 @@ def job_args(o, inputs=None):
     return args
 
 
+def _max_blocks():
+    from mrjobs.dot_products import MAX_BLOCKS
+    return MAX_BLOCKS
+
+
 def _job_blocks(o, input_bytes):
     """The block count the job would choose: ``--blocks``, else the job's own
     default for this input (or, with --vectors, for an input of
-    ``input_bytes``, by the same rule)."""
+    ``input_bytes``, by the same rule); and the default's rule before the
+    job's limit of :data:`~mrjobs.dot_products.MAX_BLOCKS` (None when
+    within it)."""
     if o.blocks is not None:
-        return o.blocks
+        return o.blocks, None
     if o.vectors is None:
         from mrjobs.dot_products import MRSparseDotProducts
         job = MRSparseDotProducts(job_args(o) + ["--no-conf"])
         logging.getLogger("mrjobs.dot_products").disabled = True
         try:
-            return job._default_blocks()
+            b = job._default_blocks()
         finally:
             logging.getLogger("mrjobs.dot_products").disabled = False
-    reducers = 1
-    if o.runner == "local":
-        reducers = o.num_cores or os.cpu_count() or 1
-    return estimate_blocks(int(input_bytes) // INPUT_BYTES_PER_ENTRY, reducers)
+    else:
+        reducers = 1
+        if o.runner == "local":
+            reducers = o.num_cores or os.cpu_count() or 1
+        b = estimate_blocks(int(input_bytes) // INPUT_BYTES_PER_ENTRY, reducers)
+    return (b, None) if b <= _max_blocks() else (_max_blocks(), b)
 
 
 def _suggest_blocks(entries, o, R):
     """The smallest B with at least 4 block pairs a reduce task (one block for
     a small input, as the job's default), blocks of at most
     DEFAULT_BLOCK_ENTRIES and a pair reducer within --reducer-memory."""
-    b = estimate_blocks(entries, R, DEFAULT_BLOCK_ENTRIES)
+    top = _max_blocks()
+    b = min(estimate_blocks(entries, min(R, MAX_TASKS), DEFAULT_BLOCK_ENTRIES), top)
     if o.reducer_memory:
         limit = o.reducer_memory * 2 ** 20
-        while pair_memory_bytes(entries, b, o.buffer_entries) > limit and b < 10 ** 6:
-            b = max(b + 1, int(b * 1.1))
+        while pair_memory_bytes(entries, b, o.buffer_entries) > limit and b < top:
+            b = min(max(b + 1, int(b * 1.1)), top)
     return b
 
 
 def load_calibration(path):
-    """The time constants stored by --calibrate, or None."""
+    """The time constants stored by --calibrate, or None when ``path`` does
+    not exist or is empty (``/dev/null``).
+
+    Raises
+    ------
+    PlanError
+        When ``path`` cannot be read or does not hold a calibration (a JSON
+        object whose ``constants`` are the finite numbers ``c0``,
+        ``c_bytes`` and ``c_pairs``).
+    """
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
+        with open(path, "rb") as f:
+            raw = f.read(CALIBRATION_BYTES + 1)
+    except FileNotFoundError:
         return None
+    except OSError as err:
+        raise PlanError("--calibration %s: cannot be read (%s)" % (
+            path, err.strerror or err)) from None
+    if not raw.strip():
+        return None
+    bad = "--calibration %s: not a calibration written by --calibrate (%%s)" % path
+    if len(raw) > CALIBRATION_BYTES:
+        raise PlanError(bad % "more than %d bytes" % CALIBRATION_BYTES)
+    try:
+        cal = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise PlanError(bad % "not JSON") from None
+    constants = cal.get("constants") if isinstance(cal, dict) else None
+    if not isinstance(constants, dict):
+        raise PlanError(bad % 'no "constants" object')
+    for key in ("c0", "c_bytes", "c_pairs"):
+        v = constants.get(key)
+        if v.__class__ not in (int, float) or not math.isfinite(v) or v < 0:
+            raise PlanError(bad % '"constants" needs %s, a finite number >= 0, found %.40r'
+                            % (key, v))
+    return cal
 
 
 def _seconds(steps, e, R, cal):
@@ -686,6 +741,11 @@ def estimate(corpus, queries, o, calibration=None):
     if queries is not None:
         fams.append(_Family(queries, None, o.measure))
     n_feat, df_hat, kept = _features(fams, o.max_df)
+    if get_measure(o.measure).needs_n_features and o.num_features < n_feat:
+        raise PlanError("--num-features %d is fewer than the %d distinct features of the "
+                        "sample: it must count the distinct features of the whole corpus "
+                        "(the line count of the inverted index job's output)"
+                        % (o.num_features, n_feat))
     e = {"fams": fams, "features_seen": n_feat, "features_cut": int((~kept).sum()),
          "df_hat": df_hat,
          "products": _products(fams, kept, o.include_self)}
@@ -696,7 +756,8 @@ def estimate(corpus, queries, o, calibration=None):
     R = _reducers(o)
     e["reducers"] = R
     if o.strategy == "blocks":
-        B = e["blocks"] = _job_blocks(o, e["input_bytes"])
+        B, e["blocks_over_limit"] = _job_blocks(o, e["input_bytes"])
+        e["blocks"] = B
         e["block_pairs"] = B * B if queries is not None else B * (B + 1) // 2
         # --max-df: the form the job would choose for this runner and B
         e["df_cut_form"] = (None if o.max_df is None
@@ -767,11 +828,20 @@ def _sample_line(e, o):
 
 def _warnings(e, o):
     out = []
+    if e.get("blocks_over_limit"):
+        out.append("the job's default rule (blocks of at most %s entries) gives %s blocks for "
+                   "this input, beyond the job's limit of %s: planned with --blocks %d; the "
+                   "blocks strategy does not suit a corpus this size (--max-df, --strategy "
+                   "stripes, or a part of the corpus)" % (
+                       _n(DEFAULT_BLOCK_ENTRIES), _n(e["blocks_over_limit"]),
+                       _n(e["blocks"]), e["blocks"]))
     if o.reducer_memory and e["memory"] > o.reducer_memory * 2 ** 20:
         out.append("a %s reducer needs about %s, more than --reducer-memory %d MB: %s" % (
             "block-pair" if o.strategy == "blocks" else "stripes", _size(e["memory"]),
             o.reducer_memory, "use more blocks (--blocks %d), --max-df or bigger reducers"
-            % e["suggested_blocks"] if o.strategy == "blocks" else "use --max-df"))
+            % e["suggested_blocks"] if o.strategy == "blocks" and e["suggested_blocks"] >
+            e["blocks"] else "use --max-df or bigger reducers" if o.strategy == "blocks"
+            else "use --max-df"))
     if o.strategy == "blocks" and e["block_pairs"] < e["reducers"]:
         out.append("%d block pairs for %d reduce tasks: some reducers of the pairs step idle "
                    "(--blocks %d)" % (e["block_pairs"], e["reducers"], e["suggested_blocks"]))
@@ -821,9 +891,13 @@ def _time_line(e, o):
     if e["seconds"] is None:
         return ("no estimate: no calibration at %s (run python -m mrjobs.plan --calibrate)"
                 % o.calibration)
+    machine = cal.get("machine")
+    cpu = machine.get("cpu_model") if isinstance(machine, dict) else None
+    date = cal.get("date")
     return ("about %s with %d reduce slots, each as fast as one core of %s (constants "
             "measured %s, %s)" % (_duration(e["seconds"]), e["reducers"],
-                                  cal["machine"]["cpu_model"], cal["date"][:10],
+                                  cpu if isinstance(cpu, str) else "an unnamed machine",
+                                  date[:10] if isinstance(date, str) else "on an unknown date",
                                   o.calibration))
 
 
@@ -1002,6 +1076,17 @@ def _machine():
             "scipy": scipy.__version__}
 
 
+def _finite_float(text):
+    """An argparse type: a finite float (nan and inf are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("invalid float value: %r" % text) from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError("must be a finite number, not %s" % text)
+    return value
+
+
 def _parser():
     ap = argparse.ArgumentParser(
         prog="python -m mrjobs.plan",
@@ -1032,13 +1117,14 @@ def _parser():
                          "the local and inline runners, else 1, Hadoop's default)")
     cl.add_argument("--reducer-memory", type=int, metavar="MB",
                     help="memory of one reduce task; warns when a reducer needs more")
-    cl.add_argument("--vectors", type=float, metavar="N",
+    cl.add_argument("--vectors", type=_finite_float, metavar="N",
                     help="plan for N vectors drawn like the input's (default: the input's "
                          "estimated count)")
     cl.add_argument("--sample-lines", type=int, default=5000, metavar="N",
                     help="lines to sample (default 5000; a smaller input is read whole)")
     cl.add_argument("--pair-sample", type=int, default=2000, metavar="N",
-                    help="vectors of the sample whose pairs are scored (default 2000)")
+                    help="vectors of the sample whose pairs are scored (default 2000, "
+                         "at most %d)" % MAX_PAIR_SAMPLE)
     cl.add_argument("--calibration", default=str(CALIBRATION), metavar="PATH",
                     help="time constants (default %(default)s)")
     cl.add_argument("--calibrate", action="store_true",
@@ -1051,19 +1137,36 @@ def _parser():
 
 
 def _check(ap, o):
+    for name in ("num_cores", "reducers"):
+        v = getattr(o, name)
+        if v is not None and v > MAX_TASKS:
+            ap.error("--%s must be at most %d, not %d" % (name.replace("_", "-"), MAX_TASKS, v))
     if o.calibrate:
+        if o.num_cores is not None and o.num_cores < 1:
+            ap.error("--num-cores must be at least 1")
+        _check_writable(ap, o.calibration)
         return
     if not o.inputs:
         ap.error("give the job's INPUT paths (or --calibrate)")
+    if "" in o.inputs or o.queries == "":
+        ap.error("an input path is empty (%s)" % ("--queries ''" if o.queries == "" else
+                                                  "INPUT ''"))
     for name in ("blocks", "buffer_entries", "max_df", "top_k", "reducers", "reducer_memory",
                  "num_cores", "num_features"):
         v = getattr(o, name)
         if v is not None and v < 1:
             ap.error("--%s must be at least 1" % name.replace("_", "-"))
-    if o.vectors is not None and o.vectors < 2:
-        ap.error("--vectors must be at least 2")
+    if o.vectors is not None and not 2 <= o.vectors <= MAX_VECTORS:
+        ap.error("--vectors must be a number from 2 to %g, not %s" % (MAX_VECTORS, o.vectors))
     if o.sample_lines < 2 or o.pair_sample < 2:
         ap.error("--sample-lines and --pair-sample must be at least 2")
+    if o.pair_sample > MAX_PAIR_SAMPLE:
+        ap.error("--pair-sample must be at most %d (its pairs are scored as dense arrays), "
+                 "not %d" % (MAX_PAIR_SAMPLE, o.pair_sample))
+    try:
+        load_calibration(o.calibration)
+    except PlanError as err:
+        ap.error(str(err))
     if o.strategy == "stripes" and o.blocks is not None:
         ap.error("--blocks applies to --strategy blocks only")
     if get_measure(o.measure).needs_n_features and o.num_features is None:
@@ -1073,6 +1176,20 @@ def _check(ap, o):
         MRSparseDotProducts(job_args(o) + ["--no-conf"])
     except ValueError as e:
         ap.error(str(e))
+
+
+def _check_writable(ap, path):
+    """--calibrate writes ``path`` after minutes of runs: refuse at once a path
+    it could not write (the directories it makes are the ones it would make)."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        existed = os.path.lexists(path)
+        with open(path, "ab"):
+            pass
+        if not existed:
+            os.unlink(path)
+    except OSError as err:
+        ap.error("--calibration %s: cannot be written (%s)" % (path, err.strerror or err))
 
 
 def plan(o):
@@ -1111,6 +1228,10 @@ def main(argv=None):
             print(json.dumps(out, indent=2, default=float))
     except (PlanError, OSError) as err:
         print("mrsparse plan: error: %s" % err, file=sys.stderr)
+        sys.exit(1)
+    except MemoryError:
+        print("mrsparse plan: error: out of memory (lower --sample-lines or --pair-sample)",
+              file=sys.stderr)
         sys.exit(1)
 
 
