@@ -1,10 +1,12 @@
 # mrsparse: every target sets up what it needs; `make test` on a fresh machine does it all.
 # Each stage prints one line "make: ..."; the commands themselves are not echoed.
 
-# python3.X that runs: on PATH, else the newest pyenv install of it (a pyenv
-# shim of a version that is not active does not run)
+# python3.X that runs: on PATH, else the newest pyenv install of it in
+# $PYENV_ROOT (default ~/.pyenv; a pyenv shim of a version that is not active
+# does not run)
+PYENV_DIR := $(or $(PYENV_ROOT),$(HOME)/.pyenv)
 find_python = $(firstword $(foreach c,python$(1) $(lastword $(sort $(wildcard \
-	$(HOME)/.pyenv/versions/$(1).*/bin/python$(1)))),$(shell $(c) -c 'print("$(c)")' 2>/dev/null)))
+	$(PYENV_DIR)/versions/$(1).*/bin/python$(1)))),$(shell $(c) -c 'print("$(c)")' 2>/dev/null)))
 
 PYTHON ?= $(or $(call find_python,3.11),python3)
 VENV := .venv
@@ -150,7 +152,7 @@ test-versions: $(foreach v,$(VERSIONS),test-python-$(v))
 # a pattern rule (make skips pattern rules for .PHONY targets): FORCE runs it
 test-python-%: FORCE
 	@if [ -z "$(PYTHON_$*)" ]; then \
-	  echo "make: SKIPPED the Python $* tests: no python$* here (nor in ~/.pyenv/versions)"; \
+	  echo "make: SKIPPED the Python $* tests: no python$* here (nor in $(PYENV_DIR)/versions)"; \
 	else \
 	  $(MAKE) --no-print-directory .venv-$*/.installed PYTHON_$*=$(PYTHON_$*) && \
 	  echo "make: Python $* tests in .venv-$*" && \

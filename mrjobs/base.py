@@ -9,6 +9,7 @@ strategies of the dot-products job, behind :mod:`mrjobs.strategy`).
 """
 import argparse
 import codecs
+import errno
 import functools
 import glob
 import logging
@@ -17,6 +18,7 @@ import os
 import shlex
 import signal
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -29,11 +31,13 @@ from mrjob.util import log_to_null, log_to_stream
 from .counters import (DFCUT, DUPLICATE_FEATURE, EMPTY_VECTOR, INPUT, SKIPPED, VECTORS_READ,
                        ZERO_WEIGHT, Counters, run_report)
 from .faults import task_hooks
-from .launch import (OutputCommitter, OverlapError, TaskGuard, check_task_python,
-                     probe_task_python, refuse_overlap, tree_bytes, watch_launcher)
+from .launch import (FsOutputCommitter, OutputCommitter, OutputConflict, OverlapError,
+                     TaskGuard, check_task_python, probe_task_python, refuse_overlap,
+                     tree_bytes, watch_launcher)
 from .progress import ProgressMonitor, status_text
 from .kernels import sort_sum
-from .parsing import BAD_WEIGHT, FORMATS, InputError, parse_vector
+from .parsing import (BAD_WEIGHT, FORMATS, TINY_WEIGHT, InputError, float32_zeros,
+                      parse_vector)
 from .shipping import package_zip
 
 __all__ = ["SparseJob", "JobError"]
@@ -76,7 +80,7 @@ class SparseJob(MRJob):
             help="Fail at the first bad input line (naming its file and line) instead of "
                  "counting and skipping it.")
         self.add_passthru_arg(
-            "--max-df", type=at_least(1), default=None, metavar="N",
+            "--max-df", type=at_least(1, MAX_COUNT), default=None, metavar="N",
             help="Skip features that occur in more than N vectors (the df-cut). Results "
                  "are then approximate; the counters in group '%s' say how many "
                  "features and partial products were dropped." % DFCUT)
@@ -98,9 +102,22 @@ class SparseJob(MRJob):
                  "refuses to start, as Hadoop does, so that no stale part file is mixed "
                  "into the results).")
         self.add_passthru_arg(
-            "--buffer-entries", type=at_least(1), default=1000000, metavar="N",
+            "--buffer-entries", type=at_least(1, MAX_BUFFER_ENTRIES), default=1000000,
+            metavar="N",
             help="Entries a task buffers for in-task combining before it flushes "
-                 "(bounds task memory; default 1000000; README gives measured peaks).")
+                 "(bounds task memory; default 1000000, at most 2^40; README gives "
+                 "measured peaks).")
+        # mrjob's --num-cores takes any int: 0 means "all" to the runner but not
+        # to mrjob's process pool, a negative one fails in the pool, a huge one
+        # forks that many processes
+        for action in self.arg_parser._actions:
+            if "--num-cores" in action.option_strings:
+                action.type = at_least(1, MAX_CORES)
+                action.help = (action.help or "") + " (1 to %d)" % MAX_CORES
+
+    def memory_advice(self):
+        """What a task out of memory can change (the options of this job)."""
+        return "lower --buffer-entries (now %d)" % self.options.buffer_entries
 
     # -- options -----------------------------------------------------------
 
@@ -163,8 +180,11 @@ class SparseJob(MRJob):
             # launching interpreter, which has numpy and scipy
             kwargs["python_bin"] = [sys.executable]
         committer = getattr(self, "_committer", None)
-        if committer:
-            kwargs["output_dir"] = committer.tmp  # moved into place when the job succeeds
+        if committer:  # the output is moved into place when the job succeeds
+            local = isinstance(committer, OutputCommitter) and not isinstance(
+                committer, FsOutputCommitter)
+            kwargs["output_dir"] = ("file://" + committer.tmp if local and alias not in
+                                    ("inline", "local") else committer.tmp)
         guard = getattr(self, "_guard", None)
         if guard and guard.env:
             kwargs["cmdenv"] = dict(kwargs.get("cmdenv") or {}, **guard.env)
@@ -215,23 +235,28 @@ class SparseJob(MRJob):
         runners, one-line messages instead of tracebacks, a report of skipped
         and dropped input at the end, and nothing left behind: on an error,
         Ctrl-C (exit status 130) or a closed pipe on stdout (141, quietly, as
-        Unix tools end) the temporary files and task processes go."""
+        Unix tools end) the temporary files and task processes go; SIGTERM
+        and SIGHUP end the run as Ctrl-C does (exit status 143, 129)."""
         log_stream = self._set_up_logging()
         restore = _catch_sigint()
         run = _Run()
         try:
             self._launch(log_stream, run)
             return
-        except KeyboardInterrupt:
-            status, message = 130, "interrupted; removed %.0f MB of temporary files" % (
-                run.removed / 2**20)
+        except KeyboardInterrupt as e:
+            signum = getattr(e, "signum", signal.SIGINT)
+            status, message = 128 + signum, "%s; removed %.0f MB of temporary files" % (
+                "interrupted" if signum == signal.SIGINT else
+                "stopped by %s" % signal.Signals(signum).name, run.removed / 2**20)
         except BrokenPipeError:
             _silence_stdout()
             status, message = 141, None
         except TaskFailed as e:
             status, message = 1, "task failed: %s" % (e,)
-        except (JobError, InputError, OSError) as e:
+        except (JobError, InputError) as e:
             status, message = 1, "error: %s" % (e,)
+        except OSError as e:
+            status, message = 1, "error: %s" % (os_error_text(e, run.tmp_dir),)
         finally:
             restore()
         if message:
@@ -258,22 +283,34 @@ class SparseJob(MRJob):
         self._check_launch_options()
         alias = self._runner_class().alias
         out = self.options.output_dir
-        self._committer = (OutputCommitter(out, self.options.overwrite_output)
-                           if out and alias in ("inline", "local") and _local(out) else None)
+        self._committer = None
+        master = getattr(self.options, "spark_master", None) or "local"
+        spark_local = alias == "spark" and master.startswith("local")
+        if out and _local(out) and (alias in ("inline", "local") or spark_local
+                                    or out.startswith("file:")):
+            self._committer = OutputCommitter(out, self.options.overwrite_output)
+        elif out and alias == "hadoop":
+            # a path on Hadoop's default filesystem (HDFS on a cluster), looked
+            # at once the runner's filesystem is there (_check_output_dir)
+            self._committer = FsOutputCommitter(out, self.options.overwrite_output)
+        if self._committer and not isinstance(self._committer, FsOutputCommitter):
+            try:
+                seen = self._committer.note()
+            except OutputConflict as e:
+                raise JobError(str(e)) from None
+            if seen and seen[3]:
+                log.info("--overwrite-output: %s is replaced when the job succeeds", out)
+            self._refuse_temp_inside_output()
         self._guard = TaskGuard() if alias == "local" else None
         tmp_dirs = []
         try:
             with self.make_runner() as runner:
                 tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
+                run.tmp_dir = tmp_dirs[0]
                 try:
                     self._check_output_dir(runner)
                     self._check_task_python(runner)
                     self._run_steps(runner)
-                    if self._committer:
-                        self._committer.commit()
-                        log.info("job output is in %s", self.options.output_dir)
-                        runner._output_dir = self._committer.final  # for --cat-output
-                        self._committer = None
                     self._finish(runner, log_stream)
                 finally:
                     self._end_tasks()
@@ -312,20 +349,50 @@ class SparseJob(MRJob):
                 monitor.stop()
 
     def _finish(self, runner, log_stream):
-        if self._should_cat_output():
-            for chunk in _cat_output_in_order(runner):
-                self.stdout.write(chunk)
-            self.stdout.flush()
+        """The end-of-run checks, then (only if they pass) the commit of the
+        output, the output on stdout, and the report."""
         counters = runner.counters()
         report = run_report(counters)
         if self.options.quiet:  # only what says input was lost
             report = "\n".join(l for l in report.splitlines()
                                if l.startswith("mrsparse: skipped"))
+        try:
+            self._check_something_was_read(counters)
+        except JobError:
+            if report:  # what was skipped says why
+                log_stream.write(report + "\n")
+                log_stream.flush()
+            raise
+        if self._committer:
+            self._committer.commit()
+            log.info("job output is in %s", self.options.output_dir)
+            runner._output_dir = self._committer.final  # for --cat-output
+            self._committer = None
+        if self._should_cat_output():
+            for chunk in _cat_output_in_order(runner):
+                self.stdout.write(chunk)
+            self.stdout.flush()
         if report:
             log_stream.write(report + "\n")
             log_stream.flush()
-        self._check_something_was_read(counters)
         _log_cleanup(runner)
+
+    def _refuse_temp_inside_output(self):
+        """A temporary directory at or inside ``--output-dir`` would be
+        replaced with it (under --overwrite-output) or would change it while
+        the job runs: refused before anything is written."""
+        from .launch import _relation
+        final = self._committer.final
+        temps = [("TMPDIR", tempfile.gettempdir())]
+        if getattr(self.options, "local_tmp_dir", None):
+            temps.append(("--local-tmp-dir", self.options.local_tmp_dir))
+        for what, path in temps:
+            if _relation(final, path) in ("is", "holds"):
+                raise JobError("the temporary directory %s (%s) is or lies inside --output-dir "
+                               "%s, which the job replaces when it succeeds: set %s to a "
+                               "directory apart from the output" % (path, what,
+                                                                    self.options.output_dir,
+                                                                    what))
 
     def _check_launch_options(self):
         """Checks only the launcher can make (the tasks never see them)."""
@@ -371,8 +438,17 @@ class SparseJob(MRJob):
 
     def _check_output_dir(self, runner):
         out = self.options.output_dir
-        if not out:
+        if isinstance(self._committer, FsOutputCommitter):
+            self._committer.fs = runner.fs.hadoop
+            try:
+                seen = self._committer.note()
+            except OutputConflict as e:
+                raise JobError(str(e)) from None
+            if seen and seen[3]:
+                log.info("--overwrite-output: %s is replaced when the job succeeds", out)
             return
+        if not out or self._committer:
+            return  # the committer looked at it (OutputCommitter.note)
         if _local(out) and os.path.exists(_local_path(out)) \
                 and not os.path.isdir(_local_path(out)):
             raise JobError("--output-dir %s is a file, not a directory: give a directory "
@@ -389,9 +465,6 @@ class SparseJob(MRJob):
                            "would mix its part files with what is there. Choose another "
                            "directory, remove it, or pass --overwrite-output"
                            % (out, len(entries), entries[0]))
-        if self._committer:
-            log.info("--overwrite-output: %s is replaced when the job succeeds", out)
-            return
         log.info("--overwrite-output: removing the contents of %s", out)
         runner.fs.rm(out)
 
@@ -482,6 +555,13 @@ class SparseJob(MRJob):
         if zero.any():
             self.counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
             ids, w = ids[~zero], w[~zero]
+        tiny = float32_zeros(ids, w) if self.options.float32 else None
+        if tiny is not None:  # float32 would carry them as 0.0: dropped as zeros are
+            if self.options.strict:
+                raise InputError(TINY_WEIGHT, "%s: %s: %s (line: %.120r)" % (
+                    _where(self._lines), TINY_WEIGHT, tiny[1], line))
+            self.counts.add(INPUT, TINY_WEIGHT, int(tiny[0].sum()))
+            ids, w = ids[~tiny[0]], w[~tiny[0]]
         if not ids.shape[0]:
             self.counts.add(INPUT, EMPTY_VECTOR)
         return doc, ids, w
@@ -545,13 +625,8 @@ class _task_errors:
         if issubclass(exc_type, InputError):
             return str(exc)
         if issubclass(exc_type, MemoryError):
-            o = self.job.options
-            blocks = getattr(o, "blocks", None)
-            return ("out of memory in the %s (%s: %s): lower --buffer-entries (now %d)%s, "
-                    "or give the tasks more memory" % (
-                        where, exc_type.__name__, exc, o.buffer_entries,
-                        " or raise --blocks (now %d)" % blocks
-                        if blocks and getattr(o, "strategy", None) == "blocks" else ""))
+            return ("out of memory in the %s (%s: %s): %s, or give the tasks more memory"
+                    % (where, exc_type.__name__, exc, self.job.memory_advice()))
         if issubclass(exc_type, ImportError):
             return ("the task Python (%s) cannot import %s in the %s (%s: %s): install "
                     "numpy and scipy in the task Python (--python-bin / --task-python-bin "
@@ -559,6 +634,8 @@ class _task_errors:
                                     where, exc_type.__name__, exc))
         if issubclass(exc_type, (ValueError, ArithmeticError)):
             return "%s: %s: %s" % (where, exc_type.__name__, exc)
+        if issubclass(exc_type, OSError) and not issubclass(exc_type, BrokenPipeError):
+            return "%s: %s" % (where, os_error_text(exc, os.environ.get("TMPDIR")))
         return None
 
 
@@ -587,18 +664,36 @@ FORMAT_HINT = ("accepted: json, one {\"id\": UUID, \"features\": {UUID: weight, 
                "default) tells them apart line by line")
 
 
-def at_least(low):
-    """An argparse type: an int >= ``low`` (errors name the option)."""
+#: the largest --max-df (and --num-features): beyond any corpus's count, and
+#: far from int64's end in the tasks' arithmetic
+MAX_COUNT = 2**62
+#: the largest --buffer-entries: 2^40 entries is tens of TB of task memory
+MAX_BUFFER_ENTRIES = 2**40
+#: the largest --num-cores: the local runner starts a process per core
+MAX_CORES = 1024
+
+
+def at_least(low, high=None):
+    """An argparse type: an int >= ``low`` and, where given, <= ``high``
+    (errors name the option; an over-long number is shown cut)."""
     def parse(text):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError("invalid int value: %r" % text) from None
+            raise argparse.ArgumentTypeError("invalid int value: %s" % _cut(repr(text))) \
+                from None
         if value < low:
-            raise argparse.ArgumentTypeError("must be at least %d, not %d" % (low, value))
+            raise argparse.ArgumentTypeError("must be at least %d, not %s" % (low, _cut(text)))
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError("must be at most %d, not %s" % (high, _cut(text)))
         return value
     parse.__name__ = "int"
     return parse
+
+
+def _cut(text, width=40):
+    text = text.strip()
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def finite_float(text):
@@ -606,9 +701,10 @@ def finite_float(text):
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError("invalid float value: %r" % text) from None
+        raise argparse.ArgumentTypeError("invalid float value: %s" % _cut(repr(text))) \
+            from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError("must be a finite number, not %s" % text)
+        raise argparse.ArgumentTypeError("must be a finite number, not %s" % _cut(text))
     return value
 
 
@@ -661,25 +757,72 @@ def _importable(module):
 
 
 class _Run:
-    """What a run's cleanup removed (bytes of temporary files)."""
+    """What a run's cleanup removed (bytes of temporary files), and where
+    they were."""
     before = 0
     removed = 0
+    tmp_dir = None
+
+
+#: errors of a write that found no room
+_NO_ROOM = {getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EFBIG") if hasattr(errno, n)}
+
+
+def os_error_text(e, tmp_dir=None):
+    """One line for an :class:`OSError`: what, on which file, and for a full
+    disk where the job's temporary files are."""
+    if not e.strerror:
+        return str(e)
+    text = e.strerror + (" (%s)" % e.filename if e.filename else "")
+    if e.errno in _NO_ROOM:
+        text += (": the job's temporary files are in %s; free space there, or point TMPDIR "
+                 "(or --local-tmp-dir) at a larger disk" % (tmp_dir or tempfile.gettempdir()))
+    return text
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP in the launcher: ends the run as Ctrl-C does (a
+    :class:`KeyboardInterrupt`, so mrjob's runners and ours unwind alike)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: the signals that end a run in order: Ctrl-C; kill, timeout, a container's
+#: or a CI's stop; a closed terminal
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
 def _catch_sigint():
-    """Ctrl-C raises KeyboardInterrupt in the launcher only: the processes
-    forked from it (mrjob's pool workers) ignore it, and the launcher ends
-    them.  Returns a function that restores the previous handler."""
+    """Ctrl-C, SIGTERM and SIGHUP raise :class:`KeyboardInterrupt` (SIGTERM and
+    SIGHUP: :class:`Stopped`) in the launcher only: the launcher then ends
+    its tasks and removes its temporary files.  The processes forked from it
+    (mrjob's pool workers) ignore SIGINT and end at once, without a word, on
+    the others (their launcher ends them too).  Returns a function that
+    restores the previous handlers."""
     launcher = os.getpid()
 
     def handler(signum, frame):
         if os.getpid() == launcher:
-            raise KeyboardInterrupt
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Stopped(signum)
+        if signum != signal.SIGINT:
+            os._exit(128 + signum)
+    previous = {}
     try:
-        previous = signal.signal(signal.SIGINT, handler)
+        for name in STOP_SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                previous[sig] = signal.signal(sig, handler)
     except ValueError:  # not the main thread
-        return lambda: None
-    return lambda: signal.signal(signal.SIGINT, previous)
+        pass
+
+    def restore():
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    return restore
 
 
 def _silence_stdout():

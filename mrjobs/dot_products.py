@@ -4,6 +4,11 @@ Usage::
 
     python -m mrjobs.dot_products [mrjob options] [options] INPUT...
 
+INPUT: files, directories, globs or URIs; a pipe (``<(zcat x.gz)``, a named
+FIFO) or stdin (``-``, or no INPUT) is read once, to its end, into a
+temporary file before the job starts.  Devices (``/dev/zero``, a terminal)
+are refused.
+
 Every pair of vectors that share at least one feature gets a score; each
 vector with at least one neighbour gets one output line (best first)::
 
@@ -32,6 +37,11 @@ import fnmatch
 import glob
 import logging
 import os
+import re
+import shutil
+import stat
+import sys
+import tempfile
 import uuid
 from urllib.parse import urlsplit
 
@@ -39,7 +49,7 @@ import numpy as np
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.base import JobError, SparseJob, at_least, finite_float
+from mrjobs.base import MAX_COUNT, JobError, SparseJob, at_least, finite_float
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, INPUT_BYTES_PER_ENTRY,
                            BlocksStrategy, df_cut_form, estimate_blocks, pair_memory_bytes)
 from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_VECTORS_READ,
@@ -63,6 +73,16 @@ STRATEGIES = {"blocks": BlocksStrategy, "stripes": StripesStrategy}
 #: the blocks strategy suits (README, "Choosing --blocks")
 MAX_BLOCKS = 10000
 
+#: the largest --top-k: more neighbours than any output line could list, and
+#: far from the end of the kernels' sizes (``k + k/2`` slots a vector)
+MAX_TOP_K = 2**31 - 1
+
+#: a --top-k from which the out-of-memory advice names it: each vector of a
+#: block pair holds up to 1.5·K candidates (16 bytes each), as many per
+#: column as a product chunk of --buffer-entries holds for a whole block of
+#: a thousand vectors
+LARGE_TOP_K = 1000
+
 
 class MRSparseDotProducts(SparseJob):
     """Dot products (or a similarity) of all pairs of vectors sharing a feature.
@@ -79,7 +99,7 @@ class MRSparseDotProducts(SparseJob):
             help="Score of a pair x, y sharing at least one feature (X, Y: their sets "
                  "of features; default 'dot'): " + help_text(sep="; ") + ".")
         self.add_passthru_arg(
-            "--num-features", type=at_least(1), default=None, metavar="N",
+            "--num-features", type=at_least(1, MAX_COUNT), default=None, metavar="N",
             help="The number of distinct features of the corpus (all input vectors, "
                  "before any --max-df cut): needed by --measure loglikelihood, whose 2x2 "
                  "table counts the features that neither vector has. The inverted index "
@@ -88,9 +108,9 @@ class MRSparseDotProducts(SparseJob):
             "--threshold", type=finite_float, default=None, metavar="T",
             help="Keep only scores >= T.")
         self.add_passthru_arg(
-            "--top-k", type=at_least(1), default=None, metavar="K",
+            "--top-k", type=at_least(1, MAX_TOP_K), default=None, metavar="K",
             help="Keep each vector's K best neighbours (highest score; equal scores "
-                 "are ordered by neighbour UUID, ascending).")
+                 "are ordered by neighbour UUID, ascending; K from 1 to 2^31-1).")
         self.add_passthru_arg(
             "--include-self", action="store_true", default=False,
             help="Also score each vector with itself (left out by default). A vector "
@@ -164,8 +184,9 @@ class MRSparseDotProducts(SparseJob):
     def _check_launch_options(self):
         super()._check_launch_options()
         o = self.options
+        self._read_streams()
         if o.strategy == "blocks" and o.blocks is not None and o.blocks > 1:
-            paths = list(o.args) + ([o.queries] if o.queries else [])
+            paths = (list(o.args) or ["-"]) + ([o.queries] if o.queries else [])
             lines = _local_lines(paths, stop_above=o.blocks)
             if lines is not None and lines < o.blocks:
                 self.arg_parser.error(
@@ -176,6 +197,80 @@ class MRSparseDotProducts(SparseJob):
     def _other_inputs(self):
         q = self.options.queries
         return [("--queries", q)] if q else []
+
+    def memory_advice(self):
+        o = self.options
+        advice = [super().memory_advice()]
+        if o.top_k is not None and o.top_k >= LARGE_TOP_K:
+            advice.append("lower --top-k (now %d: a vector holds up to 1.5 K candidates "
+                          "in a task)" % o.top_k)
+        if o.blocks and o.strategy == "blocks":
+            advice.append("raise --blocks (now %d)" % o.blocks)
+        return ", ".join(advice[:-1]) + " or " + advice[-1] if len(advice) > 1 else advice[0]
+
+    # -- pipes, stdin and devices as input -------------------------------------
+
+    def run_job(self):
+        try:
+            super().run_job()
+        finally:
+            self._remove_streams()
+
+    def _read_streams(self):
+        """Pipes among the inputs (``<(zcat x.gz)``, a named FIFO, stdin) are
+        read once, here, into files of a temporary directory that the run
+        removes, as mrjob does with stdin: every size-dependent decision
+        (--blocks, the local runner's splits) then sees a file, and the
+        tasks read it.  A path that is neither a file, a directory nor a pipe
+        (``/dev/zero``, a terminal, a disk) is refused before the job starts:
+        reading it could never end.  ``/dev/null`` is read as an empty file."""
+        o = self.options
+        self._streams = getattr(self, "_streams", {})
+        args = list(o.args) or ["-"]
+        if "-" in args and self._stdin is None:  # (a sandboxed stdin: mrjob's)
+            what = "stdin" if o.args else "stdin (no input path was given)"
+            args = [self._read_stream(_STDIN, what) if p == "-" else p for p in args]
+        o.args = [p if p == "-" or _input_kind(p, "input path") != "stream"
+                  else self._read_stream(p, "the input %s" % p) for p in args]
+        if o.queries and _input_kind(o.queries, "--queries path") == "stream":
+            if not hasattr(self, "_queries_given"):
+                self._queries_given = o.queries
+            o.queries = self._read_stream(o.queries, "--queries %s" % o.queries)
+
+    def _read_stream(self, path, what):
+        """The path of a file holding all that the stream ``path`` gives (read
+        once: a stream named twice is the same file)."""
+        try:
+            st = os.fstat(_stdin_fd()) if path is _STDIN else os.stat(_plain(path))
+        except OSError as e:
+            raise JobError("%s cannot be read (%s): give INPUT paths" % (
+                what, getattr(e, "strerror", None) or e)) from None
+        if path is _STDIN:
+            _refuse_device(st, what, os.isatty(_stdin_fd()), socket=True)
+        key = (st.st_dev, st.st_ino)
+        if key in self._streams:
+            return self._streams[key]
+        if not getattr(self, "_stream_dir", None):
+            self._stream_dir = tempfile.mkdtemp(
+                prefix="mrsparse-pipes-", dir=getattr(self.options, "local_tmp_dir", None))
+        name = "stdin" if path is _STDIN else re.sub(r"[^\w.-]+", "-", path.strip("/"))
+        dest = os.path.join(self._stream_dir, "%d-%s" % (len(self._streams), name))
+        log.info("reading %s to its end into %s", what, dest)
+        try:
+            with (open(_stdin_fd(), "rb", closefd=False) if path is _STDIN
+                  else open(_plain(path), "rb")) as src, open(dest, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+        except OSError as e:
+            raise JobError("reading %s into %s: %s" % (what, dest, e.strerror or e)) from None
+        self._streams[key] = dest
+        return dest
+
+    def _remove_streams(self):
+        d = getattr(self, "_stream_dir", None)
+        if d:
+            shutil.rmtree(d, ignore_errors=True)
+            self._stream_dir = None
+            self._streams = {}
 
     def task_modules(self):
         if self.options.strategy == "blocks":
@@ -245,8 +340,8 @@ class MRSparseDotProducts(SparseJob):
 
     def _input_size(self):
         """Bytes of the local input files (and queries), or None."""
-        paths = list(self.options.args) + ([self.options.queries] if self.options.queries
-                                           else [])
+        paths = (list(self.options.args) or ["-"]) + (
+            [self.options.queries] if self.options.queries else [])
         return _local_size(paths)
 
     def _default_blocks(self):
@@ -263,6 +358,11 @@ class MRSparseDotProducts(SparseJob):
             return blocks
         entries = size // INPUT_BYTES_PER_ENTRY
         blocks = estimate_blocks(entries, reducers)
+        if blocks > MAX_BLOCKS:  # an input over ~900 GB: the job's own limit
+            log.warning("blocks strategy: %d blocks would suit this input, more than the "
+                        "job takes (%d): using %d; each block-pair reducer then holds more "
+                        "(plan with python -m mrjobs.plan)", blocks, MAX_BLOCKS, MAX_BLOCKS)
+            blocks = MAX_BLOCKS
         log.info("blocks strategy: %d block(s), %d block pair(s), for ~%d entries (%d input "
                  "bytes); each block-pair reducer needs about %d MB (--blocks N to change)",
                  blocks, blocks * (blocks + 1) // 2, entries, size,
@@ -497,15 +597,112 @@ def is_query_path(path, queries):
     return False
 
 
-def _local_files(path):
-    out = set()
+#: stands for stdin in :meth:`MRSparseDotProducts._read_stream`
+_STDIN = object()
+
+
+def _stdin_fd():
+    """The file descriptor mrjob would read stdin from (0 where Python has no
+    sys.stdin: fd 0 was closed)."""
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+def _plain(path):
+    from mrjobs.launch import _local_path
+    return _local_path(path)
+
+
+def _local(path):
+    from mrjobs.launch import _is_local
+    return path != "-" and _is_local(path)
+
+
+def _refuse_device(st, what, tty=False, socket=False):
+    """A JobError for what is not a regular file, a directory or a stream
+    (a pipe or /dev/null; a socket where ``socket``: stdin's)."""
+    mode = st.st_mode
+    if (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or _is_stream(st)
+            or socket and stat.S_ISSOCK(mode)):
+        return
+    kind = ("a terminal" if tty else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file")
+    raise JobError("%s is %s, not a file, a directory or a pipe: the job would read it "
+                   "without end or not at all (give input files, or a pipe such as "
+                   "<(zcat x.gz))" % (what, kind))
+
+
+def _is_stream(st):
+    """A pipe, or /dev/null: read once, to its end."""
+    if stat.S_ISFIFO(st.st_mode):
+        return True
+    if stat.S_ISCHR(st.st_mode):
+        try:
+            return st.st_rdev == os.stat(os.devnull).st_rdev
+        except OSError:
+            return False
+    return False
+
+
+def _input_kind(path, option):
+    """"stream" where the local path (no glob) is a pipe or /dev/null, else
+    "files"; a JobError naming the path where it, or a file its glob or
+    directory holds, is a device (or a pipe, which only a path of its own
+    can name: each is read once)."""
+    if not _local(path):
+        return "files"
+    plain = _plain(path)
+    try:
+        st = os.stat(plain)
+    except OSError:
+        st = None
+    if st is not None and not glob.has_magic(plain):
+        _refuse_device(st, "%s %s" % (option, path))
+        if _is_stream(st):
+            return "stream"
+    for f in _matches(plain):
+        try:
+            fst = os.stat(f)
+        except OSError:
+            continue  # (vanished, or a dangling link: mrjob says so)
+        if not stat.S_ISREG(fst.st_mode):
+            if _is_stream(fst):
+                raise JobError("%s %s holds %s, a pipe: name a pipe as an input of its "
+                               "own (it can be read only once)" % (option, path, f))
+            _refuse_device(fst, "%s (in %s %s)" % (f, option, path))
+    return "files"
+
+
+def _matches(path):
+    """Every file the local path, glob or directory names (unresolved)."""
     for m in glob.glob(path) or []:
         if os.path.isdir(m):
             for root, _, files in os.walk(m):
-                out.update(os.path.realpath(os.path.join(root, f)) for f in files)
+                for f in files:
+                    yield os.path.join(root, f)
         else:
-            out.add(os.path.realpath(m))
+            yield m
+
+
+def _local_files(path):
+    out = set()
+    for f in _matches(path):
+        real = os.path.realpath(f)
+        # a pipe of /dev/fd resolves to a name that is no path ("pipe:[123]")
+        out.add(real if os.path.exists(real) else os.path.abspath(f))
     return out
+
+
+def _regular(files):
+    """True if every file is a regular one (its size and lines can be read
+    without consuming it or reading forever)."""
+    try:
+        return all(stat.S_ISREG(os.stat(f).st_mode) for f in files)
+    except OSError:
+        return False
 
 
 def _refuse_overlap(inputs, queries, by_name=False):
@@ -538,8 +735,11 @@ def _local_lines(paths, stop_above):
     Compressed files count as unknown."""
     if any(p == "-" or "://" in p for p in paths):
         return None
+    files = sorted(set().union(*map(_local_files, paths)))
+    if not _regular(files):
+        return None
     lines = 0
-    for f in sorted(set().union(*map(_local_files, paths))):
+    for f in files:
         if f.endswith((".gz", ".bz2")):
             return None
         with open(f, "rb") as fh:
@@ -555,10 +755,13 @@ def _local_lines(paths, stop_above):
 
 def _local_size(paths):
     """Total bytes of local input paths (files, directories, globs), or None
-    if any is not a local path (or stdin)."""
+    if any is not a local path, is stdin or is no regular file (a pipe)."""
     if any(p == "-" or "://" in p for p in paths):
         return None
-    return sum(os.path.getsize(f) for f in set().union(*map(_local_files, paths)))
+    files = set().union(*map(_local_files, paths))
+    if not _regular(files):
+        return None
+    return sum(os.path.getsize(f) for f in files)
 
 
 if __name__ == "__main__":

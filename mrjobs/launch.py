@@ -546,3 +546,121 @@ def tree_bytes(path):
             except OSError:
                 pass
     return total
+
+
+# -- the output committer on HDFS ------------------------------------------------
+
+class FsOutputCommitter(OutputCommitter):
+    """The same rule as :class:`OutputCommitter` for an ``--output-dir`` on a
+    Hadoop filesystem (``hdfs://``), through the ``hadoop fs`` commands of
+    the runner's filesystem.
+
+    What is compared: the directory's modification time and the listing of
+    everything under it (``fs -ls -R``: kinds, sizes, times, paths).  The
+    commit is ``fs -mv`` of the job's directory to ``--output-dir`` (after the
+    old one moved aside, under ``--overwrite-output``), each an HDFS rename;
+    an occupant that appears between the last look and the rename (the shell
+    moves a directory *into* one that exists) is found right after it, and
+    the job's output is moved back out beside it.
+
+    Parameters
+    ----------
+    output_dir : str
+        The ``--output-dir`` URI.
+    overwrite : bool
+        Replace a non-empty directory (only at :meth:`commit`).
+    fs : mrjob.fs.hadoop.HadoopFilesystem
+        The runner's Hadoop filesystem.
+    """
+
+    def __init__(self, output_dir, overwrite=False, fs=None):
+        self.given = output_dir
+        # a plain absolute path is on HDFS, as mrjob's hadoop runner takes it
+        self.final = ("hdfs://" + output_dir if output_dir.startswith("/") else
+                      output_dir).rstrip("/")
+        self.overwrite = overwrite
+        self.fs = fs
+        self.noted = None
+        self._new_tmp()
+
+    def _new_tmp(self):
+        parent, sep, name = self.final.rpartition("/")
+        self.tmp = "%s%s.%s.mrsparse-incomplete-%s" % (parent, sep, name, uuid.uuid4().hex[:8])
+
+    def _hadoop(self, *args, ok=(0,)):
+        import subprocess
+        proc = subprocess.run(self.fs.get_hadoop_bin() + ["fs"] + list(args),
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if proc.returncode not in ok:
+            raise OSError("hadoop fs %s failed: %s" % (" ".join(args), (
+                proc.stderr.strip().splitlines() or ["exit status %d" % proc.returncode])[-1]))
+        return proc
+
+    def _look(self, path):
+        stat = self._hadoop("-stat", "%F|%Y", path, ok=(0, 1))
+        if stat.returncode:
+            return None
+        kind, _, mtime = stat.stdout.strip().rpartition("|")
+        if kind != "directory":
+            return ("other", kind, mtime, ())
+        # kinds, sizes, times, and paths relative to ``path`` (the same entries
+        # compare equal after the directory moved)
+        where = urlsplit(path).path.rstrip("/") + "/"
+        entries = []
+        for line in self._hadoop("-ls", "-R", path).stdout.splitlines():
+            fields = line.split(None, 7)
+            if len(fields) == 8:
+                head, _, rel = fields[7].partition(where)
+                entries.append(tuple(fields[:7]) + (rel if _ else head,))
+        return ("dir", None, mtime, tuple(sorted(entries)))
+
+    def note(self):
+        seen = self._look(self.final)
+        if seen is not None and seen[0] != "dir":
+            raise OutputConflict("--output-dir %s is a file, not a directory: give a "
+                                 "directory (the job writes part files into it)" % self.given)
+        if seen is not None and seen[3] and not self.overwrite:
+            raise OutputConflict(
+                "--output-dir %s is not empty (%d entries, e.g. %s): the job would mix its "
+                "part files with what is there. Choose another directory, remove it, or "
+                "pass --overwrite-output" % (self.given, len(seen[3]), seen[3][0][-1]))
+        self.noted = seen
+        return seen
+
+    def commit(self):
+        self._hadoop("-mkdir", "-p", self.tmp)  # a job with no output lines
+        self._hadoop("-touchz", self.tmp + "/_SUCCESS")
+        now = self._look(self.final)
+        if now != self.noted:
+            self._conflict(now)
+        aside = None
+        if self.noted is not None:
+            aside = self.tmp.replace("-incomplete-", "-replaced-")
+            self._hadoop("-mv", self.final, aside)
+            if self._look(aside)[3] != self.noted[3]:  # changed just before the move
+                self._hadoop("-mv", aside, self.final)
+                self._conflict(self._look(self.final))
+        self._hadoop("-mv", self.tmp, self.final)
+        inside = self.final + "/" + self.tmp.rpartition("/")[2]
+        if self._look(inside) is not None:  # final appeared meanwhile: moved into it
+            self._hadoop("-mv", inside, self.tmp)
+            self._conflict(self._look(self.final), aside)
+        if aside:
+            self._hadoop("-rm", "-r", "-f", "-skipTrash", aside)
+
+    def _conflict(self, now, aside=None):
+        parent, sep, name = self.final.rpartition("/")
+        kept = "%s%s%s.mrsparse-%s" % (parent, sep, name, self.tmp.rsplit("-", 1)[1])
+        self._hadoop("-mv", self.tmp, kept)
+        raise OutputConflict(
+            "--output-dir %s changed while the job ran (it held %s at the start, %s now: "
+            "another run or program wrote there): it is left as it is, and this run's "
+            "output is in %s%s" % (
+                self.given, _describe(self.noted), _describe(now), kept,
+                "; the output it replaced is in %s" % aside if aside else ""))
+
+    def abort(self):
+        try:
+            self._hadoop("-rm", "-r", "-f", "-skipTrash", self.tmp)
+        except OSError:
+            pass

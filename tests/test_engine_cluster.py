@@ -39,7 +39,7 @@ from mrjobs.testing import run_job, write_lines
 from tests.engines.cluster import hadoop
 from tests.engines.support import (
     BAD_LINES, COMMON, EXAMPLE_CONF, LAUNCHER, MAX_DF, PYTHON, REPO, TRICKY_DOCS,
-    TRICKY_FEATURES, clean_env, mrsparse_counters, run_cli)
+    TRICKY_FEATURES, clean_env, mrsparse_counters, run_cli, run_status)
 from tests.jobs_helpers import assert_scores_close
 
 #: the fixtures (hadoop_cluster, task_python, corpus_files, ...)
@@ -462,3 +462,37 @@ def test_survives_stopped_nodemanager(hadoop_cluster, streaming_jar, task_python
     assert held and held.endswith("_r_000000_0"), faults.notes("held")
     assert held not in faults.notes("released")
     check_same_index(run, inline_index, corpus)
+
+
+def test_hdfs_output_replaced_only_by_a_run_that_succeeded(hadoop_cluster, streaming_jar,
+                                                          task_python, hdfs_corpus,
+                                                          corpus_files, tmp_path):
+    # the output protocol of the inline and local runners, on HDFS: a failed
+    # run under --overwrite-output leaves the previous output as it was; a run
+    # that succeeded replaces it, and nothing is left beside it
+    corpus, _ = corpus_files
+    out = "/out/protocol"
+    old = tmp_path / "part-00000"
+    old.write_text("previous complete output\n")
+    hadoop(hadoop_cluster, "fs", "-mkdir", "-p", out)
+    hadoop(hadoop_cluster, "fs", "-put", str(old), out + "/part-00000")
+    hadoop(hadoop_cluster, "fs", "-touchz", out + "/_SUCCESS")
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n\n")
+    hadoop(hadoop_cluster, "fs", "-put", str(blank), "/data/blank.txt")
+    args = cluster_args(hadoop_cluster, streaming_jar, task_python, conf=None) + [
+        "--output-format", "compact", "--output-dir", out, "--overwrite-output"]
+    status, stderr = run_status(MRInvertedIndex, args + ["hdfs:///data/blank.txt"])
+    assert status == 1, stderr[-5000:]
+    assert stderr.splitlines()[-1].startswith("mrsparse: error: not one vector could be read")
+    assert hadoop(hadoop_cluster, "fs", "-cat", out + "/part-00000").stdout == \
+        "previous complete output\n"
+    status, stderr = run_status(MRInvertedIndex, args + [hdfs_corpus])
+    assert status == 0, stderr[-5000:]
+    inline = run_job(MRInvertedIndex, None, ["--output-format", "compact"],
+                     input_paths=[corpus])
+    got = subprocess.run([LAUNCHER, "fs", "-cat", out + "/part-*"], check=True,
+                         env=dict(os.environ, **hadoop_cluster.env), capture_output=True)
+    assert sorted(got.stdout.split(b"\n")[:-1]) == sorted(inline.lines)
+    listing = hadoop(hadoop_cluster, "fs", "-ls", "-C", "/out").stdout.split()
+    assert listing == ["/out/protocol"], listing

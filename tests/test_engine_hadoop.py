@@ -16,7 +16,7 @@ from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.testing import run_job
 from tests.engines.support import (
     BAD_LINES, COMMON, EXAMPLE_CONF, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, hadoop_args,
-    mrsparse_counters, run_cli)
+    mrsparse_counters, run_cli, run_status)
 from tests.jobs_helpers import as_dict, assert_scores_close
 
 #: the fixtures (streaming_jar, task_python, corpus_files, ...)
@@ -126,3 +126,33 @@ def test_dot_products_pruned_under_threshold(streaming_jar, hadoop_tmp):
     work = run.counters["mrsparse work"]
     assert work["pruned: (row x column group) cells"] > 0
     assert work["products computed"] < full.counters["mrsparse work"]["products computed"]
+
+
+def test_output_replaced_only_by_a_run_that_succeeded(streaming_jar, hadoop_tmp, corpus_files,
+                                                     tmp_path):
+    # a file: URI (mrjob's hadoop runner takes a plain path for HDFS): the
+    # local committer, as on the inline and local runners
+    corpus, _ = corpus_files
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "part-00000").write_text("previous complete output\n")
+    (out / "_SUCCESS").write_text("")
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n\n")
+    args = ["--no-conf"] + hadoop_args(streaming_jar, hadoop_tmp / "commit") + [
+        "--output-format", "compact", "-o", "file://%s" % out, "--overwrite-output"]
+    status, stderr = run_status(MRInvertedIndex, args + [str(blank)])
+    assert status == 1, stderr
+    assert stderr.splitlines()[-1].startswith("mrsparse: error: not one vector could be read")
+    assert sorted(os.listdir(out)) == ["_SUCCESS", "part-00000"]
+    assert (out / "part-00000").read_text() == "previous complete output\n"
+    status, stderr = run_status(MRInvertedIndex, args + [corpus])
+    assert status == 0, stderr[-5000:]
+    inline = run_job(MRInvertedIndex, None, ["--output-format", "compact"],
+                     input_paths=[corpus])
+    lines = b"".join((out / n).read_bytes() for n in sorted(os.listdir(out))
+                     if n.startswith("part-"))
+    assert lines.endswith(b"\n")
+    assert sorted(lines.split(b"\n")[:-1]) == sorted(inline.lines)
+    assert (out / "_SUCCESS").read_bytes() == b""
+    assert sorted(os.listdir(tmp_path)) == ["blank.txt", "out"]

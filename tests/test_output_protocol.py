@@ -410,3 +410,25 @@ def test_sigterm_and_sighup_end_a_run_as_ctrl_c_does(tmp_path, runner, sig, to):
     assert os.listdir(tmp_path / "tmp") == []
     assert contents(out) == before
     assert not [f for f in os.listdir(tmp_path) if f.startswith((".out", "out."))]
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_a_write_that_finds_no_room_is_one_line_that_says_where(tmp_path, runner):
+    """A full disk, as a file-size limit makes it real for this run alone
+    (writes beyond it fail with EFBIG, as with ENOSPC on a full disk)."""
+    import resource
+    write_lines(tmp_path / "corpus.jsonl", LINES)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+    env = env_for(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "mrjobs.dot_products", "corpus.jsonl", "-r",
+                           runner, "-o", "out", "-q"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, preexec_fn=limit)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith("mrsparse: ") and "File too large" in last, last
+    assert "free space there, or point TMPDIR" in last and env["TMPDIR"] in last, last
+    assert not (tmp_path / "out").exists()
+    assert os.listdir(tmp_path / "tmp") == []

@@ -50,7 +50,8 @@ def test_dependencies_for_new_pythons_are_declared():
 
 def _python(version):
     for c in [shutil.which("python%s" % version)] + sorted(
-            glob.glob(os.path.expanduser("~/.pyenv/versions/%s.*/bin/python%s" % (version, version)))):
+            glob.glob(os.path.join(os.environ.get("PYENV_ROOT") or os.path.expanduser(
+                "~/.pyenv"), "versions/%s.*/bin/python%s" % (version, version)))):
         if c and subprocess.run([c, "-c", "pass"], capture_output=True).returncode == 0:
             return c
     return None
@@ -77,7 +78,8 @@ def test_make_rebuilds_a_venv_built_with_another_python(tmp_path):
     assert not (tmp_path / ".venv").exists()
 
 
-def test_make_python_finds_a_pyenv_version_that_is_not_active(tmp_path):
+@pytest.mark.parametrize("root", ["HOME", "PYENV_ROOT"])
+def test_make_python_finds_a_pyenv_version_that_is_not_active(tmp_path, root):
     # PYTHON=python3.13 where python3.13 on PATH is a pyenv shim of a version
     # that is not active (it fails): make takes pyenv's own install of 3.13,
     # as the Python 3.12/3.13 tests of `make test` do
@@ -90,7 +92,9 @@ def test_make_python_finds_a_pyenv_version_that_is_not_active(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).touch()
     shims, home = tmp_path / "shims", tmp_path / "home"
-    installed = home / ".pyenv" / "versions" / "3.13.9" / "bin"
+    # pyenv's root: ~/.pyenv, or $PYENV_ROOT where that is set (HOME elsewhere)
+    pyenv = home / ".pyenv" if root == "HOME" else tmp_path / "pyenv-root"
+    installed = pyenv / "versions" / "3.13.9" / "bin"
     shims.mkdir()
     installed.mkdir(parents=True)
     (shims / "python3.13").write_text("#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\n"
@@ -99,6 +103,9 @@ def test_make_python_finds_a_pyenv_version_that_is_not_active(tmp_path):
     for script in (shims / "python3.13", installed / "python3.13"):
         script.chmod(0o755)
     env = dict(os.environ, HOME=str(home), PATH="%s:%s" % (shims, os.environ["PATH"]))
+    env.pop("PYENV_ROOT", None)
+    if root == "PYENV_ROOT":
+        env.update(PYENV_ROOT=str(pyenv), HOME=str(tmp_path / "elsewhere"))
     out = subprocess.run([make, "-n", "install", "PYTHON=python3.13"], cwd=tmp_path, env=env,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -172,6 +172,26 @@ class EngineRun(JobRun):
         self.step_counters = step_counters
 
 
+def run_status(job_class, argv):
+    """``python -m ... ARGV`` in-process, where it may fail: (exit status,
+    stderr)."""
+    job = job_class(list(argv))
+    stderr = io.BytesIO()
+    job.sandbox(stdin=io.BytesIO(), stdout=io.BytesIO(), stderr=stderr)
+    loggers = [logging.getLogger(n) for n in ("mrjob", "__main__")]
+    saved = [(lg, list(lg.handlers), lg.level) for lg in loggers]
+    try:
+        job.execute()
+        status = 0
+    except SystemExit as e:
+        status = e.code
+    finally:
+        for lg, handlers, level in saved:
+            lg.handlers[:] = handlers
+            lg.setLevel(level)
+    return status, stderr.getvalue().decode("utf-8", "replace")
+
+
 def run_cli(job_class, argv):
     """Run ``job_class`` exactly as ``python -m ... ARGV`` does (its
     ``run_job``: runner, output on stdout, report on stderr), in-process.
