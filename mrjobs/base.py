@@ -15,8 +15,11 @@ import glob
 import logging
 import math
 import os
+import re
 import shlex
+import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,16 +34,18 @@ from mrjob.util import log_to_null, log_to_stream
 from .counters import (DFCUT, DUPLICATE_FEATURE, EMPTY_VECTOR, INPUT, SKIPPED, VECTORS_READ,
                        ZERO_WEIGHT, Counters, run_report)
 from .faults import task_hooks
-from .launch import (FsOutputCommitter, OutputCommitter, OutputConflict, OverlapError,
-                     TaskGuard, check_task_python, probe_task_python, refuse_overlap,
-                     tree_bytes, watch_launcher)
+from .launch import (STDIN, FsOutputCommitter, InputPathError, OutputCommitter,
+                     OutputConflict, OverlapError, TaskGuard, check_task_python,
+                     probe_task_python, refuse_device, refuse_overlap, stdin_fd, tree_bytes,
+                     watch_launcher)
+from .launch import input_kind as _path_kind
 from .progress import ProgressMonitor, status_text
 from .kernels import sort_sum
 from .parsing import (BAD_WEIGHT, FORMATS, TINY_WEIGHT, InputError, float32_zeros,
                       parse_vector)
 from .shipping import package_zip
 
-__all__ = ["SparseJob", "JobError"]
+__all__ = ["SparseJob", "JobError", "input_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +75,8 @@ class SparseJob(MRJob):
 
     def configure_args(self):
         super().configure_args()
+        self.arg_parser.prog = _command_name(self) or self.arg_parser.prog
+        self.arg_parser.error = _suggesting(self.arg_parser, self.arg_parser.error)
         self.add_passthru_arg(
             "--input-format", choices=FORMATS, default="auto",
             help="Format of the input lines: 'json' ({\"id\": UUID, \"features\": "
@@ -147,6 +154,10 @@ class SparseJob(MRJob):
             self.arg_parser.error("--output-format compact writes binary records, which "
                                   "Spark's text output cannot carry (it decodes lines as "
                                   "UTF-8); use --output-format json with -r spark")
+
+    def _usage(self):
+        name = _command_name(self)
+        return "%s [options] [input files]" % name if name else super()._usage()
 
     def load_args(self, args):
         super().load_args(args)
@@ -251,6 +262,11 @@ class SparseJob(MRJob):
         except BrokenPipeError:
             _silence_stdout()
             status, message = 141, None
+        except subprocess.CalledProcessError as e:  # (mrjob's, e.g. `hadoop version`)
+            command = e.cmd if isinstance(e.cmd, str) else " ".join(map(str, e.cmd))
+            status, message = 1, ("error: %s failed (exit status %s)%s" % (
+                command, e.returncode, ": check --hadoop-bin (it must run `hadoop version`)"
+                if str(command).endswith(" version") else ""))
         except TaskFailed as e:
             status, message = 1, "task failed: %s" % (e,)
         except (JobError, InputError) as e:
@@ -258,6 +274,7 @@ class SparseJob(MRJob):
         except OSError as e:
             status, message = 1, "error: %s" % (os_error_text(e, run.tmp_dir),)
         finally:
+            self._remove_streams()  # pipes' copies (see _read_streams)
             restore()
         if message:
             log_stream.write("mrsparse: %s\n" % message)
@@ -402,10 +419,68 @@ class SparseJob(MRJob):
             refuse_overlap(self.options.output_dir, inputs)
         except OverlapError as e:
             raise JobError(str(e)) from None
+        self._read_streams()
 
     def _other_inputs(self):
         """(option, path) of inputs given by options (e.g. --queries)."""
         return []
+
+    # -- pipes, stdin and devices as input -------------------------------------
+
+    def _read_streams(self):
+        """Pipes among the inputs (``<(zcat x.gz)``, a named FIFO, stdin) are
+        read once, here, into files of a temporary directory that the run
+        removes, as mrjob does with stdin: every size-dependent decision
+        (--blocks, the local runner's splits) then sees a file, and the
+        tasks read it.  A path that is neither a file, a directory nor a pipe
+        (``/dev/zero``, a terminal, a disk) is refused before the job starts:
+        reading it could never end.  ``/dev/null`` is read as an empty file."""
+        o = self.options
+        self._streams = getattr(self, "_streams", {})
+        args = list(o.args) or ["-"]
+        if "-" in args and self._stdin is None:  # (a sandboxed stdin: mrjob's)
+            what = "stdin" if o.args else "stdin (no input path was given)"
+            args = [self._read_stream(STDIN, what) if p == "-" else p for p in args]
+        o.args = [p if p == "-" or input_kind(p, "input path") != "stream"
+                  else self._read_stream(p, "the input %s" % p) for p in args]
+
+    def _read_stream(self, path, what):
+        """The path of a file holding all that the stream ``path`` gives (read
+        once: a stream named twice is the same file)."""
+        try:
+            st = os.fstat(stdin_fd()) if path is STDIN else os.stat(_local_path(path))
+        except OSError as e:
+            raise JobError("%s cannot be read (%s): give INPUT paths" % (
+                what, getattr(e, "strerror", None) or e)) from None
+        if path is STDIN:
+            try:
+                refuse_device(st, what, os.isatty(stdin_fd()), socket=True)
+            except InputPathError as e:
+                raise JobError(str(e)) from None
+        key = (st.st_dev, st.st_ino)
+        if key in self._streams:
+            return self._streams[key]
+        if not getattr(self, "_stream_dir", None):
+            self._stream_dir = tempfile.mkdtemp(
+                prefix="mrsparse-pipes-", dir=getattr(self.options, "local_tmp_dir", None))
+        name = "stdin" if path is STDIN else re.sub(r"[^\w.-]+", "-", path.strip("/"))
+        dest = os.path.join(self._stream_dir, "%d-%s" % (len(self._streams), name))
+        log.info("reading %s to its end into %s", what, dest)
+        try:
+            with (open(stdin_fd(), "rb", closefd=False) if path is STDIN
+                  else open(_local_path(path), "rb")) as src, open(dest, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+        except OSError as e:
+            raise JobError("reading %s into %s: %s" % (what, dest, e.strerror or e)) from None
+        self._streams[key] = dest
+        return dest
+
+    def _remove_streams(self):
+        d = getattr(self, "_stream_dir", None)
+        if d:
+            shutil.rmtree(d, ignore_errors=True)
+            self._stream_dir = None
+            self._streams = {}
 
     #: modules the tasks import (checked in the task Python before a local run)
     TASK_MODULES = ("numpy",)
@@ -673,6 +748,39 @@ MAX_BUFFER_ENTRIES = 2**40
 MAX_CORES = 1024
 
 
+def _command_name(job):
+    """How the user started ``job``, for usage lines and errors: ``python -m
+    mrjobs.dot_products`` where its class runs as the main module (argparse
+    would say ``dot_products.py``); None otherwise."""
+    if type(job).__module__ != "__main__":
+        return None
+    name = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
+    if not name or name == "__main__":
+        return None
+    return "python -m %s" % name.rsplit(".__main__", 1)[0]
+
+
+def _suggesting(parser, error):
+    """``parser.error`` that names the option closest to a misspelt one
+    ("unrecognized arguments: --top-kk 3 (did you mean --top-k?)")."""
+    import difflib
+
+    def suggest(message):
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+            hints = []
+            for arg in message[len(prefix):].split():
+                if arg.startswith("--"):
+                    close = difflib.get_close_matches(arg.split("=", 1)[0], known, n=1)
+                    if close:
+                        hints.append("%s: did you mean %s?" % (arg.split("=", 1)[0], close[0]))
+            if hints:
+                message += " (%s)" % "; ".join(hints)
+        return error(message)
+    return suggest
+
+
 def at_least(low, high=None):
     """An argparse type: an int >= ``low`` and, where given, <= ``high``
     (errors name the option; an over-long number is shown cut)."""
@@ -741,6 +849,15 @@ def _chunks(f, nbytes, size=1 << 20):
 def _local(path):
     from .launch import _is_local
     return _is_local(path)
+
+
+def input_kind(path, option):
+    """:func:`mrjobs.launch.input_kind` ("stream" or "files"), a refused
+    path as a :class:`JobError`."""
+    try:
+        return _path_kind(path, option)
+    except InputPathError as e:
+        raise JobError(str(e)) from None
 
 
 def _local_path(path):

@@ -34,14 +34,9 @@ Steps
 """
 import argparse
 import fnmatch
-import glob
 import logging
 import os
-import re
-import shutil
 import stat
-import sys
-import tempfile
 import uuid
 from urllib.parse import urlsplit
 
@@ -49,13 +44,14 @@ import numpy as np
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.base import MAX_COUNT, JobError, SparseJob, at_least, finite_float
+from mrjobs.base import MAX_COUNT, JobError, SparseJob, at_least, finite_float, input_kind
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, INPUT_BYTES_PER_ENTRY,
                            BlocksStrategy, df_cut_form, estimate_blocks, pair_memory_bytes)
 from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_VECTORS_READ,
                              ZERO_WEIGHT)
 from mrjobs.index import PostingAssembler
 from mrjobs.kernels import group_starts, top_k_order
+from mrjobs.launch import matches
 from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text, prepare_rows
 from mrjobs.parsing import BAD_SUM, InputError, weight_limit
 from mrjobs.scoring import Scorer
@@ -182,9 +178,8 @@ class MRSparseDotProducts(SparseJob):
                   "(queries and vectors are two families)")
 
     def _check_launch_options(self):
-        super()._check_launch_options()
+        super()._check_launch_options()  # (streams read into files: see SparseJob)
         o = self.options
-        self._read_streams()
         if o.strategy == "blocks" and o.blocks is not None and o.blocks > 1:
             paths = (list(o.args) or ["-"]) + ([o.queries] if o.queries else [])
             lines = _local_lines(paths, stop_above=o.blocks)
@@ -208,69 +203,13 @@ class MRSparseDotProducts(SparseJob):
             advice.append("raise --blocks (now %d)" % o.blocks)
         return ", ".join(advice[:-1]) + " or " + advice[-1] if len(advice) > 1 else advice[0]
 
-    # -- pipes, stdin and devices as input -------------------------------------
-
-    def run_job(self):
-        try:
-            super().run_job()
-        finally:
-            self._remove_streams()
-
     def _read_streams(self):
-        """Pipes among the inputs (``<(zcat x.gz)``, a named FIFO, stdin) are
-        read once, here, into files of a temporary directory that the run
-        removes, as mrjob does with stdin: every size-dependent decision
-        (--blocks, the local runner's splits) then sees a file, and the
-        tasks read it.  A path that is neither a file, a directory nor a pipe
-        (``/dev/zero``, a terminal, a disk) is refused before the job starts:
-        reading it could never end.  ``/dev/null`` is read as an empty file."""
+        super()._read_streams()
         o = self.options
-        self._streams = getattr(self, "_streams", {})
-        args = list(o.args) or ["-"]
-        if "-" in args and self._stdin is None:  # (a sandboxed stdin: mrjob's)
-            what = "stdin" if o.args else "stdin (no input path was given)"
-            args = [self._read_stream(_STDIN, what) if p == "-" else p for p in args]
-        o.args = [p if p == "-" or _input_kind(p, "input path") != "stream"
-                  else self._read_stream(p, "the input %s" % p) for p in args]
-        if o.queries and _input_kind(o.queries, "--queries path") == "stream":
+        if o.queries and input_kind(o.queries, "--queries path") == "stream":
             if not hasattr(self, "_queries_given"):
                 self._queries_given = o.queries
             o.queries = self._read_stream(o.queries, "--queries %s" % o.queries)
-
-    def _read_stream(self, path, what):
-        """The path of a file holding all that the stream ``path`` gives (read
-        once: a stream named twice is the same file)."""
-        try:
-            st = os.fstat(_stdin_fd()) if path is _STDIN else os.stat(_plain(path))
-        except OSError as e:
-            raise JobError("%s cannot be read (%s): give INPUT paths" % (
-                what, getattr(e, "strerror", None) or e)) from None
-        if path is _STDIN:
-            _refuse_device(st, what, os.isatty(_stdin_fd()), socket=True)
-        key = (st.st_dev, st.st_ino)
-        if key in self._streams:
-            return self._streams[key]
-        if not getattr(self, "_stream_dir", None):
-            self._stream_dir = tempfile.mkdtemp(
-                prefix="mrsparse-pipes-", dir=getattr(self.options, "local_tmp_dir", None))
-        name = "stdin" if path is _STDIN else re.sub(r"[^\w.-]+", "-", path.strip("/"))
-        dest = os.path.join(self._stream_dir, "%d-%s" % (len(self._streams), name))
-        log.info("reading %s to its end into %s", what, dest)
-        try:
-            with (open(_stdin_fd(), "rb", closefd=False) if path is _STDIN
-                  else open(_plain(path), "rb")) as src, open(dest, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
-        except OSError as e:
-            raise JobError("reading %s into %s: %s" % (what, dest, e.strerror or e)) from None
-        self._streams[key] = dest
-        return dest
-
-    def _remove_streams(self):
-        d = getattr(self, "_stream_dir", None)
-        if d:
-            shutil.rmtree(d, ignore_errors=True)
-            self._stream_dir = None
-            self._streams = {}
 
     def task_modules(self):
         if self.options.strategy == "blocks":
@@ -597,99 +536,9 @@ def is_query_path(path, queries):
     return False
 
 
-#: stands for stdin in :meth:`MRSparseDotProducts._read_stream`
-_STDIN = object()
-
-
-def _stdin_fd():
-    """The file descriptor mrjob would read stdin from (0 where Python has no
-    sys.stdin: fd 0 was closed)."""
-    try:
-        return sys.stdin.fileno()
-    except (AttributeError, ValueError, OSError):
-        return 0
-
-
-def _plain(path):
-    from mrjobs.launch import _local_path
-    return _local_path(path)
-
-
-def _local(path):
-    from mrjobs.launch import _is_local
-    return path != "-" and _is_local(path)
-
-
-def _refuse_device(st, what, tty=False, socket=False):
-    """A JobError for what is not a regular file, a directory or a stream
-    (a pipe or /dev/null; a socket where ``socket``: stdin's)."""
-    mode = st.st_mode
-    if (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or _is_stream(st)
-            or socket and stat.S_ISSOCK(mode)):
-        return
-    kind = ("a terminal" if tty else "a character device" if stat.S_ISCHR(mode)
-            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "not a regular file")
-    raise JobError("%s is %s, not a file, a directory or a pipe: the job would read it "
-                   "without end or not at all (give input files, or a pipe such as "
-                   "<(zcat x.gz))" % (what, kind))
-
-
-def _is_stream(st):
-    """A pipe, or /dev/null: read once, to its end."""
-    if stat.S_ISFIFO(st.st_mode):
-        return True
-    if stat.S_ISCHR(st.st_mode):
-        try:
-            return st.st_rdev == os.stat(os.devnull).st_rdev
-        except OSError:
-            return False
-    return False
-
-
-def _input_kind(path, option):
-    """"stream" where the local path (no glob) is a pipe or /dev/null, else
-    "files"; a JobError naming the path where it, or a file its glob or
-    directory holds, is a device (or a pipe, which only a path of its own
-    can name: each is read once)."""
-    if not _local(path):
-        return "files"
-    plain = _plain(path)
-    try:
-        st = os.stat(plain)
-    except OSError:
-        st = None
-    if st is not None and not glob.has_magic(plain):
-        _refuse_device(st, "%s %s" % (option, path))
-        if _is_stream(st):
-            return "stream"
-    for f in _matches(plain):
-        try:
-            fst = os.stat(f)
-        except OSError:
-            continue  # (vanished, or a dangling link: mrjob says so)
-        if not stat.S_ISREG(fst.st_mode):
-            if _is_stream(fst):
-                raise JobError("%s %s holds %s, a pipe: name a pipe as an input of its "
-                               "own (it can be read only once)" % (option, path, f))
-            _refuse_device(fst, "%s (in %s %s)" % (f, option, path))
-    return "files"
-
-
-def _matches(path):
-    """Every file the local path, glob or directory names (unresolved)."""
-    for m in glob.glob(path) or []:
-        if os.path.isdir(m):
-            for root, _, files in os.walk(m):
-                for f in files:
-                    yield os.path.join(root, f)
-        else:
-            yield m
-
-
 def _local_files(path):
     out = set()
-    for f in _matches(path):
+    for f in matches(path):
         real = os.path.realpath(f)
         # a pipe of /dev/fd resolves to a name that is no path ("pipe:[123]")
         out.add(real if os.path.exists(real) else os.path.abspath(f))

@@ -19,12 +19,15 @@
   the pid files they leave, and waits for them before temporary files go.
 """
 import fnmatch
+import glob
 import json
 import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,7 +36,8 @@ from urllib.parse import urlsplit
 
 __all__ = ["refuse_overlap", "OutputCommitter", "TaskGuard", "watch_launcher",
            "check_task_python", "probe_task_python", "tree_bytes", "OverlapError",
-           "OutputConflict", "rename_noreplace"]
+           "OutputConflict", "rename_noreplace", "InputPathError", "STDIN", "stdin_fd",
+           "refuse_device", "is_stream", "input_kind", "matches"]
 
 _GLOB = re.compile(r"[*?\[]")
 
@@ -123,6 +127,94 @@ def refuse_overlap(output_dir, inputs):
                     "--output-dir %s %s %s %s: the job would write its output over its "
                     "own input (and --overwrite-output would remove it). Choose an output "
                     "directory apart from every input" % (output_dir, rel, option, path))
+
+
+# -- pipes, stdin and devices as input -------------------------------------------
+
+class InputPathError(ValueError):
+    """An input that cannot be read as a job's input (a device, a pipe in a
+    directory)."""
+
+
+#: stands for stdin in :meth:`mrjobs.base.SparseJob._read_stream`
+STDIN = object()
+
+
+def stdin_fd():
+    """The file descriptor mrjob would read stdin from (0 where Python has no
+    sys.stdin: fd 0 was closed)."""
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+def refuse_device(st, what, tty=False, socket=False):
+    """A JobError for what is not a regular file, a directory or a stream
+    (a pipe or /dev/null; a socket where ``socket``: stdin's)."""
+    mode = st.st_mode
+    if (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or is_stream(st)
+            or socket and stat.S_ISSOCK(mode)):
+        return
+    kind = ("a terminal" if tty else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file")
+    raise InputPathError("%s is %s, not a file, a directory or a pipe: the job would read it "
+                   "without end or not at all (give input files, or a pipe such as "
+                   "<(zcat x.gz))" % (what, kind))
+
+
+def is_stream(st):
+    """A pipe, or /dev/null: read once, to its end."""
+    if stat.S_ISFIFO(st.st_mode):
+        return True
+    if stat.S_ISCHR(st.st_mode):
+        try:
+            return st.st_rdev == os.stat(os.devnull).st_rdev
+        except OSError:
+            return False
+    return False
+
+
+def input_kind(path, option):
+    """"stream" where the local path (no glob) is a pipe or /dev/null, else
+    "files"; a JobError naming the path where it, or a file its glob or
+    directory holds, is a device (or a pipe, which only a path of its own
+    can name: each is read once)."""
+    if path == "-" or not _is_local(path):
+        return "files"
+    plain = _local_path(path)
+    try:
+        st = os.stat(plain)
+    except OSError:
+        st = None
+    if st is not None and not glob.has_magic(plain):
+        refuse_device(st, "%s %s" % (option, path))
+        if is_stream(st):
+            return "stream"
+    for f in matches(plain):
+        try:
+            fst = os.stat(f)
+        except OSError:
+            continue  # (vanished, or a dangling link: mrjob says so)
+        if not stat.S_ISREG(fst.st_mode):
+            if is_stream(fst):
+                raise InputPathError("%s %s holds %s, a pipe: name a pipe as an input of its "
+                               "own (it can be read only once)" % (option, path, f))
+            refuse_device(fst, "%s (in %s %s)" % (f, option, path))
+    return "files"
+
+
+def matches(path):
+    """Every file the local path, glob or directory names (unresolved)."""
+    for m in glob.glob(path) or []:
+        if os.path.isdir(m):
+            for root, _, files in os.walk(m):
+                for f in files:
+                    yield os.path.join(root, f)
+        else:
+            yield m
+
 
 
 # -- the output committer ------------------------------------------------------

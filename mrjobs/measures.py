@@ -491,7 +491,8 @@ REGISTRY = MappingProxyType({m.name: m for m in (
     Measure("dot", "x.y", "raw", None, _dot),
     Measure("cosine", "x.y / (|x| |y|)", "unit", None, _cosine, -1.0, 1.0),
     Measure("pearson", "cosine of x and y with their nonzero entries centred on |x|_1/nnz(x) "
-            "(Mahout's; a vector whose nonzero weights are all equal and positive has none)",
+            "(Mahout's, not the textbook correlation over all features: zero entries stay "
+            "zero; a vector whose nonzero weights are all equal and positive has none)",
             "centred_unit", "scorable", _cosine, -1.0, 1.0, index_zeros=False),
     Measure("tanimoto", "x.y / (|x|^2 + |y|^2 - x.y), the extended (weighted) Jaccard",
             "unit", "lognorm", _tanimoto, -1.0 / 3.0, 1.0),

@@ -50,8 +50,8 @@ def env_for(tmp_path):
     return dict(os.environ, PYTHONPATH=REPO, TMPDIR=str(tmp), OPENBLAS_NUM_THREADS="1")
 
 
-def start(tmp_path, *args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "mrjobs.dot_products"]
+def start(tmp_path, *args, module="mrjobs.dot_products", **kw):
+    return subprocess.Popen([sys.executable, "-m", module]
                             + [str(a) for a in args], cwd=tmp_path, env=env_for(tmp_path),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
@@ -350,3 +350,24 @@ def test_the_default_blocks_never_exceed_the_jobs_limit(tmp_path, caplog):
     with caplog.at_level("INFO", logger="mrjobs"):
         assert job._default_blocks() == MAX_BLOCKS
     assert "more than the job takes (%d)" % MAX_BLOCKS in caplog.text
+
+
+# -- the inverted index reads its input as the dot-products job does ---------------
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_the_index_reads_a_pipe_as_the_same_lines_in_a_file(tmp_path, runner):
+    write_lines(tmp_path / "corpus.jsonl", LINES)
+    index = "mrjobs.inverted_index"
+    status, want, err = launch(tmp_path, "-q", "-r", runner, tmp_path / "corpus.jsonl",
+                               module=index)
+    assert status == 0, err
+    status, out, err = finish(start_with_pipe(tmp_path, DATA, "-q", "-r", runner, "{pipe}",
+                                              module=index))
+    assert status == 0, err
+    assert out == want and len(out.splitlines()) > 10
+    assert left_behind(tmp_path) == []
+
+
+def test_the_index_refuses_dev_zero(tmp_path):
+    status, out, err = launch(tmp_path, "/dev/zero", module="mrjobs.inverted_index")
+    assert_refused(status, err, "input path /dev/zero is a character device")
