@@ -211,7 +211,8 @@ def test_options_out_of_range_or_without_effect_are_refused(tmp_path, args, mess
     path = corpus_file(tmp_path)
     proc = launch(tmp_path, path, *args)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.splitlines()[-1].startswith("dot_products.py: error: " + message)
+    assert proc.stderr.splitlines()[-1].startswith(
+        "python -m mrjobs.dot_products: error: " + message)
     assert "Traceback" not in proc.stderr and "Running step" not in proc.stderr
 
 

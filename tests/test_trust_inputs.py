@@ -287,7 +287,7 @@ def test_option_values_a_task_could_overflow_on_are_refused(tmp_path, args, mess
                               *("%s=%s" % (args[i], args[i + 1]) for i in range(0, len(args), 2)))
     assert status == 2, err
     last = err.splitlines()[-1]
-    assert last.startswith("dot_products.py: error: " + message), err
+    assert last.startswith("python -m mrjobs.dot_products: error: " + message), err
     assert len(last) < 200 and "Traceback" not in err
 
 
