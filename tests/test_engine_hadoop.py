@@ -15,7 +15,7 @@ from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.testing import run_job
 from tests.engines.support import (
-    BAD_LINES, COMMON, EXAMPLE_CONF, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, hadoop_args,
+    BAD_LINES, COMMON, EXAMPLE_CONF, LAUNCHER, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, hadoop_args,
     mrsparse_counters, run_cli, run_status)
 from tests.jobs_helpers import as_dict, assert_scores_close
 
@@ -156,3 +156,63 @@ def test_output_replaced_only_by_a_run_that_succeeded(streaming_jar, hadoop_tmp,
     assert sorted(lines.split(b"\n")[:-1]) == sorted(inline.lines)
     assert (out / "_SUCCESS").read_bytes() == b""
     assert sorted(os.listdir(tmp_path)) == ["blank.txt", "out"]
+
+
+class _HadoopShell:
+    """What :class:`mrjobs.launch.FsOutputCommitter` asks of mrjob's Hadoop
+    filesystem: the `hadoop` command (here the real FsShell, local mode)."""
+
+    def get_hadoop_bin(self):
+        return [LAUNCHER]
+
+
+def _hdir(path, files):
+    path.mkdir()
+    for name, text in files.items():
+        (path / name).write_text(text)
+
+
+def _contents(path):
+    # (Hadoop's local filesystem writes a hidden .NAME.crc beside each file)
+    return {n: (path / n).read_text() for n in sorted(os.listdir(path)) if n[0] != "."}
+
+
+@pytest.mark.parametrize("start, change", [
+    ("absent", None), ("full", None),
+    ("absent", "appear"), ("full", "add_file"), ("full", "replaced"), ("full", "removed")])
+def test_the_hadoop_fs_committer_follows_the_output_rule(tmp_path, start, change):
+    """The committer of --output-dir paths on Hadoop's filesystems, through
+    `hadoop fs` (-stat, -ls -R, -mv) as on HDFS, here on file: URIs: it
+    replaces only what was there at the start, and a change during the run
+    fails it with both outputs kept."""
+    from mrjobs.launch import FsOutputCommitter, OutputConflict
+    out = tmp_path / "out"
+    if start == "full":
+        _hdir(out, {"part-00000": "old\n", "_SUCCESS": ""})
+    c = FsOutputCommitter("file://%s" % out, overwrite=True, fs=_HadoopShell())
+    c.note()
+    _hdir(tmp_path / c.tmp.rsplit("/", 1)[1], {"part-00000": "new\n"})  # the job's output
+    if change == "appear":
+        _hdir(out, {"theirs": "x\n"})
+    elif change == "add_file":
+        (out / "theirs").write_text("x\n")
+    elif change == "replaced":
+        os.rename(out, tmp_path / "gone")
+        _hdir(out, {"part-00000": "old\n", "_SUCCESS": ""})
+    elif change == "removed":
+        for name in os.listdir(out):
+            os.remove(out / name)
+        out.rmdir()
+    occupant = _contents(out) if out.exists() else None
+    if change is None:
+        c.commit()
+        assert _contents(out) == {"_SUCCESS": "", "part-00000": "new\n"}
+        assert [n for n in os.listdir(tmp_path) if n[0] != "."] == ["out"]
+        assert not [n for n in os.listdir(tmp_path) if "mrsparse" in n]
+        return
+    with pytest.raises(OutputConflict, match="changed while the job ran") as e:
+        c.commit()
+    assert (_contents(out) if out.exists() else None) == occupant
+    kept = [n for n in os.listdir(tmp_path) if n.startswith("out.mrsparse-")]
+    assert len(kept) == 1 and kept[0] in str(e.value)
+    assert _contents(tmp_path / kept[0]) == {"_SUCCESS": "", "part-00000": "new\n"}
