@@ -297,8 +297,14 @@ def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
             hi = np.asarray(hi, dtype=np.float64)[None, :]
             s = _STAT_BOUNDS[measure](d, a, lo, hi)
             s = np.where(lo <= hi, s, -np.inf)
-        # a bound that is not a number bounds nothing: it must keep its cell
-        # live (NaN compares False with every floor, which would kill it)
+        return _slackened(s)
+
+
+def _slackened(s):
+    """A score bound raised by :data:`SCORE_SLACK`; a bound that is not a
+    number bounds nothing and keeps its cell live (NaN compares False with
+    every floor, which would kill it)."""
+    with np.errstate(all="ignore"):
         s = np.where(np.isnan(s), np.inf, s)
         return s + SCORE_SLACK * np.abs(np.where(np.isfinite(s), s, 0.0))
 

@@ -471,7 +471,7 @@ def test_hdfs_output_replaced_only_by_a_run_that_succeeded(hadoop_cluster, strea
     # run under --overwrite-output leaves the previous output as it was; a run
     # that succeeded replaces it, and nothing is left beside it
     corpus, _ = corpus_files
-    out = "/out/protocol"
+    out = "/protocol/out"
     old = tmp_path / "part-00000"
     old.write_text("previous complete output\n")
     hadoop(hadoop_cluster, "fs", "-mkdir", "-p", out)
@@ -494,5 +494,5 @@ def test_hdfs_output_replaced_only_by_a_run_that_succeeded(hadoop_cluster, strea
     got = subprocess.run([LAUNCHER, "fs", "-cat", out + "/part-*"], check=True,
                          env=dict(os.environ, **hadoop_cluster.env), capture_output=True)
     assert sorted(got.stdout.split(b"\n")[:-1]) == sorted(inline.lines)
-    listing = hadoop(hadoop_cluster, "fs", "-ls", "-C", "/out").stdout.split()
-    assert listing == ["/out/protocol"], listing
+    listing = hadoop(hadoop_cluster, "fs", "-ls", "-C", "/protocol").stdout.split()
+    assert listing == ["/protocol/out"], listing
