@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import numpy as np
 from mrjob.compat import jobconf_from_env
@@ -31,8 +32,8 @@ from mrjob.protocol import BytesValueProtocol
 from mrjob.step import StepFailedException
 from mrjob.util import log_to_null, log_to_stream
 
-from .counters import (DFCUT, DUPLICATE_FEATURE, EMPTY_VECTOR, INPUT, SKIPPED, VECTORS_READ,
-                       ZERO_WEIGHT, Counters, run_report)
+from .counters import (DFCUT, DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_VECTOR, INPUT,
+                       SKIPPED, VECTORS_READ, ZERO_WEIGHT, Counters, run_report)
 from .faults import task_hooks
 from .launch import (STDIN, FsOutputCommitter, InputPathError, OutputCommitter,
                      OutputConflict, OverlapError, TaskGuard, check_task_python,
@@ -40,9 +41,9 @@ from .launch import (STDIN, FsOutputCommitter, InputPathError, OutputCommitter,
                      watch_launcher)
 from .launch import input_kind as _path_kind
 from .progress import ProgressMonitor, status_text
-from .kernels import sort_sum
-from .parsing import (BAD_WEIGHT, FORMATS, TINY_WEIGHT, InputError, float32_zeros,
-                      parse_vector)
+from .kernels import merge_sum, sort_sum
+from .parsing import (BAD_SUM, BAD_WEIGHT, FORMATS, TINY_WEIGHT, InputError, float32_zeros,
+                      parse_vector, weight_limit)
 from .shipping import package_zip
 
 __all__ = ["SparseJob", "JobError", "input_kind"]
@@ -80,8 +81,12 @@ class SparseJob(MRJob):
         self.add_passthru_arg(
             "--input-format", choices=FORMATS, default="auto",
             help="Format of the input lines: 'json' ({\"id\": UUID, \"features\": "
-                 "{UUID: weight, ...}}), 'tsv' (UUID TAB UUID:weight UUID:weight ...), or "
-                 "'auto' (default): lines starting with '{' are JSON, others TSV.")
+                 "{UUID: weight, ...}}), 'tsv' (UUID TAB UUID:weight UUID:weight ...), "
+                 "'compact' (mrcodecs VectorProtocol records, as --output-format compact "
+                 "and python -m mrjobs.convert --to compact write them), or 'auto' "
+                 "(default), per line: a line whose first TAB is followed by the byte 0x01 "
+                 "or 0x02 (a compact record's kind byte, which no JSON or TSV line holds "
+                 "there) is compact, else lines starting with '{' are JSON, others TSV.")
         self.add_passthru_arg(
             "--strict", action="store_true", default=False,
             help="Fail at the first bad input line (naming its file and line) instead of "
@@ -641,6 +646,39 @@ class SparseJob(MRJob):
             self.counts.add(INPUT, EMPTY_VECTOR)
         return doc, ids, w
 
+    def merge_lines(self, doc, parts):
+        """One vector from the :class:`~mrcodecs.jobwire.Stripe` s of the lines
+        that share the id ``doc``: weights of a repeated feature summed in a
+        canonical order (:func:`mrjobs.kernels.merge_sum`), zero sums dropped.
+        When a sum goes beyond the range of the weights, the vector's lines are
+        counted as bad input and skipped (refused under ``--strict``).
+
+        Returns
+        -------
+        (ids, weights) or None
+            Sorted unique ids and float64 weights (empty if they all cancel);
+            None when the lines are skipped.
+        """
+        self.counts.add(INPUT, DUPLICATE_VECTOR_LINES, len(parts) - 1)
+        ids, w, _, _ = merge_sum(np.concatenate([p.ids for p in parts]),
+                                 np.concatenate([p.values for p in parts]))
+        over = ~(np.abs(w) <= weight_limit(self.options.float32))
+        if over.any():
+            i = int(np.argmax(over))
+            e = InputError(BAD_SUM, "vector %s: the weights of feature %s, summed over its "
+                           "%d lines, go beyond %s's range"
+                           % (uuid.UUID(bytes=doc), uuid.UUID(bytes=ids[i:i + 1].tobytes()),
+                              len(parts), "float32" if self.options.float32 else "float64"))
+            if self.options.strict:
+                raise e
+            self.counts.add(INPUT, BAD_SUM, len(parts))
+            return None
+        zero = w == 0.0
+        if zero.any():
+            self.counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
+            ids, w = ids[~zero], w[~zero]
+        return ids, w
+
     @staticmethod
     def _input_file():
         return jobconf_from_env("mapreduce.map.input.file", "<stdin>")
@@ -735,8 +773,9 @@ TASK_FAILED = "mrsparse: task failed: "
 
 #: the input formats, for messages about unreadable input
 FORMAT_HINT = ("accepted: json, one {\"id\": UUID, \"features\": {UUID: weight, ...}} a "
-               "line; tsv, one UUID TAB UUID:weight UUID:weight ... a line; auto (the "
-               "default) tells them apart line by line")
+               "line; tsv, one UUID TAB UUID:weight UUID:weight ... a line; compact, "
+               "mrcodecs VectorProtocol records (python -m mrjobs.convert --to compact "
+               "makes them); auto (the default) tells them apart line by line")
 
 
 #: the largest --max-df (and --num-features): beyond any corpus's count, and

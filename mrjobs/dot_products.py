@@ -37,7 +37,6 @@ import fnmatch
 import logging
 import os
 import stat
-import uuid
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -47,13 +46,11 @@ from mrcodecs.jobwire import Stripe
 from mrjobs.base import MAX_COUNT, JobError, SparseJob, at_least, finite_float, input_kind
 from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, INPUT_BYTES_PER_ENTRY,
                            BlocksStrategy, df_cut_form, estimate_blocks, pair_memory_bytes)
-from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_VECTORS_READ,
-                             ZERO_WEIGHT)
+from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTORS_READ
 from mrjobs.index import PostingAssembler
-from mrjobs.kernels import group_starts, top_k_order
+from mrjobs.kernels import top_k_order
 from mrjobs.launch import matches
 from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text, prepare_rows
-from mrjobs.parsing import BAD_SUM, InputError, weight_limit
 from mrjobs.scoring import Scorer
 from mrjobs.strategy import Context, by_family
 from mrjobs.stripes import StripesStrategy
@@ -393,9 +390,10 @@ class MRSparseDotProducts(SparseJob):
             if len(parts) == 1:
                 ids, w = parts[0].ids, parts[0].values
             else:
-                ids, w = self._merge_lines(doc, parts)
-                if not ids.shape[0]:
+                merged = self.merge_lines(doc, parts)
+                if merged is None or not merged[0].shape[0]:
                     continue
+                ids, w = merged
             self._batch.append((doc, query, ids, w))
             self._batch_entries += ids.shape[0]
         if self._batch_entries >= self.options.buffer_entries:
@@ -427,37 +425,6 @@ class MRSparseDotProducts(SparseJob):
                 if nonzero is not None and not nonzero[s:e].all():
                     ids, w = ids[nonzero[s:e]], w[nonzero[s:e]]
                 yield from take(doc, query, ids, w, None if stats_l is None else stats_l[i])
-
-    def _merge_lines(self, doc, parts):
-        """One vector from the lines that share an id: weights of a repeated
-        feature summed in a canonical order (by feature, then weight).  When a
-        sum goes beyond the range of the weights, the vector's lines are
-        counted as bad input and skipped (refused under ``--strict``)."""
-        self.counts.add(INPUT, DUPLICATE_VECTOR_LINES, len(parts) - 1)
-        ids = np.concatenate([p.ids for p in parts])
-        w = np.concatenate([p.values for p in parts]).astype(np.float64)
-        order = np.lexsort((w, ids))
-        ids, w = ids[order], w[order]
-        starts = group_starts(ids)
-        with np.errstate(over="ignore"):
-            w = np.add.reduceat(w, starts)
-        ids = ids[starts]
-        over = ~(np.abs(w) <= weight_limit(self.options.float32))
-        if over.any():
-            i = int(np.argmax(over))
-            e = InputError(BAD_SUM, "vector %s: the weights of feature %s, summed over its "
-                           "%d lines, go beyond %s's range"
-                           % (uuid.UUID(bytes=doc), uuid.UUID(bytes=ids[i:i + 1].tobytes()),
-                              len(parts), "float32" if self.options.float32 else "float64"))
-            if self.options.strict:
-                raise e
-            self.counts.add(INPUT, BAD_SUM, len(parts))
-            return ids[:0], w[:0]
-        zero = w == 0.0
-        if zero.any():
-            self.counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
-            ids, w = ids[~zero], w[~zero]
-        return ids, w
 
     def reducer_vectors_final(self):
         yield from self._prepare_batch()

@@ -1,6 +1,6 @@
-"""Reading input vectors: JSON lines and the TSV form.
+"""Reading input vectors: JSON lines, the TSV form and compact records.
 
-Two line formats are accepted (``--input-format``, default ``auto``):
+Three line formats are accepted (``--input-format``, default ``auto``):
 
 ``json``
     ``{"id": "<uuid>", "features": {"<uuid>": <number>, ...}}``
@@ -8,8 +8,25 @@ Two line formats are accepted (``--input-format``, default ``auto``):
     ``<uuid> TAB <uuid>:<weight> <uuid>:<weight> ...`` (features separated by
     spaces or tabs; no features after the TAB, or no TAB at all, is the
     empty vector)
+``compact``
+    a :class:`mrcodecs.VectorProtocol` record (``codecs/SPEC.md``, 3.1 and
+    3.2): the vector's escaped 16 UUID bytes, TAB, its escaped sparse
+    vector (float64 or float32 weights), as ``--output-format compact``
+    writes them and ``python -m mrjobs.convert --to compact`` makes them.
+    Decoded into numpy arrays, then checked: a record that does not
+    decode (truncated, padded, a JSON or TSV line) is :data:`BAD_LINE`;
+    ids not strictly ascending (repeats included, which the layout
+    forbids) are :data:`BAD_ORDER`; weights not finite :data:`BAD_WEIGHT`.
 
-``auto`` decides per line: a line whose first non-blank byte is ``{`` or
+``auto`` takes a line whose first TAB is followed by the byte 0x01 or 0x02
+for a compact record: that is where a compact record has its kind byte
+(never escaped), and no JSON or TSV line can hold either byte there (JSON
+allows no raw control byte at all; after a TSV line's TAB come UUIDs,
+digits and blanks).  Nothing else is looked at: the key's 16 bytes can be
+anything, a ``{`` or hex digits included.  So a good line of each format is
+always read as that format, and a damaged line is a bad line whichever way
+it is read (its counter may then name another problem).  Otherwise ``auto``
+decides per line: a line whose first non-blank byte is ``{`` or
 ``[`` is JSON (an array is then reported as not an object), unless it starts
 with a UUID in braces followed by a blank or the end of the line
 (``{<uuid>} TAB ...``, the TSV form); any other line is TSV.  UUIDs may be
@@ -44,15 +61,17 @@ import uuid
 
 import numpy as np
 
-from mrcodecs import ID_DTYPE
+from mrcodecs import ID_DTYPE, DecodeError, decode_vector
+from mrcodecs.framing import unescape
 
 from .kernels import sort_sum
 
-__all__ = ["InputError", "parse_vector", "FORMATS", "BAD_LINE", "BAD_ID",
-           "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_KINDS", "TINY_WEIGHT",
+__all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "BAD_LINE", "BAD_ID",
+           "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_ORDER", "BAD_KINDS",
+           "TINY_WEIGHT",
            "FLOAT32_MAX", "FLOAT32_ZERO", "float32_zeros"]
 
-FORMATS = ("auto", "json", "tsv")
+FORMATS = ("auto", "json", "tsv", "compact")
 
 #: counter names of the kinds of bad line
 BAD_LINE = "malformed line"
@@ -61,7 +80,8 @@ BAD_NUMBER = "weight not a number"
 BAD_WEIGHT = "weight not a finite number"
 BAD_RANGE = "weight beyond float32 range (--float32)"
 BAD_SUM = "summed weight not a finite number"
-BAD_KINDS = (BAD_LINE, BAD_ID, BAD_NUMBER, BAD_WEIGHT, BAD_RANGE, BAD_SUM)
+BAD_ORDER = "ids not ascending (compact record)"
+BAD_KINDS = (BAD_LINE, BAD_ID, BAD_NUMBER, BAD_WEIGHT, BAD_RANGE, BAD_SUM, BAD_ORDER)
 #: counter name (and ``InputError.kind`` under ``--strict``) of a nonzero
 #: weight that float32 carries as 0: the entry is dropped, not the line
 TINY_WEIGHT = "weight below float32 range (--float32; entry dropped)"
@@ -208,6 +228,55 @@ def _parse_tsv(line):
     return doc, _many_uuid_bytes(keys), np.array(values, dtype=np.float64)
 
 
+#: the kind bytes of a vector record (SPEC.md 3.2), as ``auto`` looks for them
+_COMPACT_KINDS = (1, 2)
+
+
+def is_compact(line):
+    """Whether ``auto`` takes ``line`` for a compact record: its first TAB is
+    followed by a vector record's kind byte, 0x01 or 0x02 (see the module
+    docstring for why no JSON or TSV line can be).
+
+    Examples
+    --------
+    >>> is_compact(b'{"id": "...", "features": {}}'), is_compact(b"{\\x01\\t\\x01\\x00")
+    (False, True)
+    """
+    tab = line.find(b"\t")
+    return 0 <= tab < len(line) - 1 and line[tab + 1] in _COMPACT_KINDS
+
+
+def _parse_compact(line):
+    """(doc, ids, weights) of a VectorProtocol record, decoded as whole
+    arrays and checked: ids strictly ascending, weights finite."""
+    key, tab, value = bytes(line).partition(b"\t")
+    if not tab:
+        raise InputError(BAD_LINE, "expected a compact record (escaped UUID key TAB escaped "
+                         "vector), found no TAB in %d bytes" % len(line))
+    try:
+        doc = bytes(unescape(key, "UUID key"))
+        if len(doc) != 16:
+            raise DecodeError("cannot decode UUID key: expected 16 bytes after unescaping, "
+                              "found %d" % len(doc))
+        vec = decode_vector(value)
+    except DecodeError as e:
+        raise InputError(BAD_LINE, "not a compact record: %s" % e) from None
+    ids, w = vec.ids, vec.weights
+    if ids.shape[0] > 1:
+        down = ids[1:] <= ids[:-1]
+        if down.any():
+            i = int(np.argmax(down)) + 1
+            raise InputError(BAD_ORDER, "the ids of a compact record must be strictly "
+                             "ascending; entry %d (%s) %s entry %d" % (
+                                 i, uuid.UUID(bytes=ids[i:i + 1].tobytes()),
+                                 "repeats" if ids[i] == ids[i - 1] else "is below", i - 1))
+    finite = np.isfinite(w)
+    if not finite.all():
+        raise InputError(BAD_WEIGHT, "weights must be finite, found %r at entry %d"
+                         % (float(w[~finite][0]), int(np.argmin(finite))))
+    return doc, ids, w.astype(np.float64)
+
+
 def weight_limit(float32=False):
     """The largest weight magnitude the jobs carry (float32's with ``--float32``)."""
     return FLOAT32_MAX if float32 else _FLOAT64_MAX
@@ -284,7 +353,7 @@ def parse_vector(line, fmt="auto", float32=False):
     ----------
     line : bytes
         One line, without its line ending.
-    fmt : {"auto", "json", "tsv"}
+    fmt : {"auto", "json", "tsv", "compact"}
     float32 : bool
         True when the weights will be carried as float32 (``--float32``):
         weights beyond its range are refused (see :func:`float32_zeros`
@@ -309,6 +378,12 @@ def parse_vector(line, fmt="auto", float32=False):
     >>> doc.hex()[-2:], len(ids), w.tolist()
     ('01', 1, [1.5])
     """
+    if fmt == "compact" or (fmt == "auto" and is_compact(line)):
+        if not line.strip():
+            return None
+        doc, ids, w = _parse_compact(line)
+        _check_range(ids, w, float32)
+        return doc, ids, w
     if line[:3] == _BOM:
         line = line[3:]
     try:

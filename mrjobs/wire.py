@@ -30,6 +30,8 @@ __all__ = [
     "StripeProtocol",
     "NeighboursJSONProtocol",
     "CompactOutputProtocol",
+    "VectorJSONProtocol",
+    "VectorTSVProtocol",
     "internal_protocol_class",
 ]
 
@@ -147,6 +149,12 @@ _HEX_SLOTS = np.array([i + 1 + (i >= 8) + (i >= 12) + (i >= 16) + (i >= 20)
                        for i in range(32)])
 
 
+def _uuid_texts(ids):
+    """``[b'<uuid string>', ...]`` of an ``S16`` array (:func:`_quoted_uuids`
+    without the quotes)."""
+    return [q[1:-1] for q in _quoted_uuids(ids)]
+
+
 def _quoted_uuids(ids):
     """``[b'"<uuid string>"', ...]`` of an ``S16`` array, built with numpy.
 
@@ -220,3 +228,80 @@ class CompactOutputProtocol(VectorProtocol):
         except AttributeError:
             raise EncodeError("expected a Stripe value, found %.60r" % (value,)) from None
         return VectorProtocol.write(self, uuid.UUID(bytes=key), vec)
+
+
+def _input_vector(line, fmt):
+    """(uuid.UUID, SparseVector) of a line in an input format of the jobs."""
+    from .parsing import InputError, parse_vector
+    try:
+        doc, ids, w = parse_vector(line, fmt)
+        return uuid.UUID(bytes=doc), SparseVector(ids, w)
+    except (InputError, TypeError, ValueError) as e:
+        raise DecodeError("cannot decode %s vector line %.80r: %s" % (fmt, line, e)) from None
+
+
+def _weights_list(values):
+    # float64 repr round-trips exactly; a float32 weight is written as the
+    # float64 it converts to, which converts back to the same float32
+    return values.astype(np.float64, copy=False).tolist()
+
+
+class VectorJSONProtocol:
+    """Vectors as the jobs read them, one JSON object a line:
+    ``{"id": "<uuid>", "features": {"<uuid>": weight, ...}}``, features in
+    id order, each weight as ``repr`` writes it (so that it reads back as
+    the same float64).
+
+    ``write`` takes the raw 16-byte key and a :class:`~mrcodecs.jobwire.Stripe`
+    (unique ids, finite values); ``read`` returns ``(uuid.UUID,
+    SparseVector)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mrcodecs.jobwire import Stripe
+    >>> ids = np.array([bytes(15) + b"\\x02"], "S16")
+    >>> line = VectorJSONProtocol().write(bytes(15) + b"\\x01", Stripe(ids, np.array([0.1])))
+    >>> line.decode()[-45:]
+    '"00000000-0000-0000-0000-000000000002": 0.1}}'
+    >>> VectorJSONProtocol().read(line)[1].weights.tolist()
+    [0.1]
+    """
+
+    def read(self, line):
+        return _input_vector(line, "json")
+
+    def write(self, key, value):
+        values = np.ascontiguousarray(value.values, dtype=np.float64)
+        body = None
+        if _c.C is not None:
+            body = _c.C.neighbours_json(np.ascontiguousarray(value.ids), values)
+        if body is None:
+            if not np.isfinite(values).all():
+                raise EncodeError("cannot write a non-finite weight as JSON")
+            body = b", ".join([b"%s: %r" % pair for pair in
+                               zip(_quoted_uuids(value.ids), _weights_list(values))])
+        return b'{"id": "%s", "features": {%s}}' % (_uuid_str(key).encode(), body)
+
+
+class VectorTSVProtocol:
+    """Vectors as the jobs read them in the TSV form: ``<uuid> TAB
+    <uuid>:<weight> <uuid>:<weight> ...`` (features in id order, weights as
+    ``repr`` writes them); an empty vector is its id alone.
+
+    ``write`` takes the raw 16-byte key and a :class:`~mrcodecs.jobwire.Stripe`;
+    ``read`` returns ``(uuid.UUID, SparseVector)``.
+    """
+
+    def read(self, line):
+        return _input_vector(line, "tsv")
+
+    def write(self, key, value):
+        doc = _uuid_str(key).encode()
+        if not value.ids.shape[0]:
+            return doc
+        values = _weights_list(value.values)
+        if not np.isfinite(value.values).all():
+            raise EncodeError("cannot write a non-finite weight in the TSV form")
+        return doc + b"\t" + b" ".join([b"%s:%r" % pair for pair in
+                                         zip(_uuid_texts(value.ids), values)])
