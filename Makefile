@@ -168,7 +168,7 @@ bench: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.wire
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.jobs
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.prune
-	@$(MAKE) --no-print-directory engines && env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.hadoop
+	tests/engines/fetch-jars.sh >/dev/null && env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.hadoop
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate
 
 lint: install
