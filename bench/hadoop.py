@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -653,43 +654,64 @@ def main(argv=None):
                  + "\n  ".join(others))
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mrsparse-bench-hadoop-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    cache = common.REPO_ROOT / ".cache" / "bench" / "hadoop"
-    cache.mkdir(parents=True, exist_ok=True)
     log("workdir %s; %d corpora, %d runs; load average %s" % (
         workdir, len(corpora), len(runs), " ".join("%.2f" % x for x in os.getloadavg())))
-    prepared, corpora_stats, local = {}, {}, {}
+    st = _prepare(args, mode, corpora, runs, workdir, log)
+    try:
+        _on_cluster(args, corpora, runs, workdir, st, log)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return _report(args, st, log)
+
+
+def _prepare(args, mode, corpora, runs, workdir, log):
+    """The corpora (JSON and compact copies), the local-runner comparison and
+    what a --resume keeps: the run's state."""
+    cache = common.REPO_ROOT / ".cache" / "bench" / "hadoop"
+    cache.mkdir(parents=True, exist_ok=True)
+    st = SimpleNamespace(prepared={}, corpora_stats={}, local={}, codecs=[], not_run=[])
     previous = json.loads(args.resume.read_text()) if args.resume else {}
-    kept = [r for r in previous.get("results", ())
-            if (r["corpus"], r["job"], r["config"]) in set(runs)]
-    local.update(previous.get("local_runner", {}))
+    st.kept = [r for r in previous.get("results", ())
+               if (r["corpus"], r["job"], r["config"]) in set(runs)]
+    st.local.update(previous.get("local_runner", {}))
     if previous:
-        log("resuming: %d runs kept from %s" % (len(kept), args.resume))
+        log("resuming: %d runs kept from %s" % (len(st.kept), args.resume))
     for c in corpora:
-        json_path, compact_path, corpora_stats[c.name] = prepare_corpus(
+        json_path, compact_path, st.corpora_stats[c.name] = prepare_corpus(
             c, cache if c.source != "text" else workdir, log)
-        prepared[c.name] = (json_path, compact_path)
-        if c.name == LOCAL_CORPUS[mode] and c.name not in local:
-            local[c.name] = local_comparison(json_path, compact_path,
-                                             corpora_stats[c.name]["blocks"], workdir, log)
+        st.prepared[c.name] = (json_path, compact_path)
+        if c.name == LOCAL_CORPUS[mode] and c.name not in st.local:
+            st.local[c.name] = local_comparison(json_path, compact_path,
+                                                st.corpora_stats[c.name]["blocks"], workdir,
+                                                log)
+    st.rows, st.load = list(st.kept), {"before": os.getloadavg()}
+    if previous:
+        st.load["previous_session"] = previous.get("load")
+    st.settings = {"quick": args.quick, "measure": MEASURE, "top_k": TOP_K, "maps": MAPS,
+                   "reducers": REDUCERS,
+                   "configs": {k: dict(zip(("input", "wire", "compressed"), v))
+                               for k, v in CONFIGS.items()},
+                   "runs": runs, "nodemanagers": 2, "method": __doc__,
+                   "cluster_sessions": 1 + previous.get("settings", {}).get(
+                       "cluster_sessions", 1) if previous else 1}
+    return st
+
+
+def _on_cluster(args, corpora, runs, workdir, st, log):
+    """Start the cluster, probe the codecs, run what is left of ``runs``
+    (saving the rows after each), stop the cluster."""
     from tests.engines.cluster import Cluster, hadoop
     from tests.engines.support import CACHE
 
     cluster = Cluster(str(workdir / "cluster"), nodemanagers=2)
-    rows, codecs, load, not_run = list(kept), [], {"before": os.getloadavg()}, []
-    if previous:
-        load["previous_session"] = previous.get("load")
     deadline = _deadline(args.until)
-    settings = {"quick": args.quick, "measure": MEASURE, "top_k": TOP_K, "maps": MAPS,
-                "reducers": REDUCERS, "configs": {k: dict(zip(("input", "wire", "compressed"), v))
-                                                  for k, v in CONFIGS.items()},
-                "runs": runs, "nodemanagers": 2, "method": __doc__,
-                "cluster_sessions": 1 + previous.get("settings", {}).get("cluster_sessions", 1)
-                if previous else 1}
 
     def save(partial):
-        data = {"settings": settings, "corpora": corpora_stats, "codecs": codecs,
-                "local_runner": local, "load": load, "results": partial, "complete": False}
-        load["now"] = os.getloadavg()
+        data = {"settings": st.settings, "corpora": st.corpora_stats, "codecs": st.codecs,
+                "local_runner": st.local, "load": st.load, "results": partial,
+                "complete": False}
+        st.load["now"] = os.getloadavg()
         common.write_results("hadoop-partial", data, args.out)
 
     try:
@@ -697,40 +719,43 @@ def main(argv=None):
         log("cluster up in %.0f s" % cluster.start_seconds)
         client_env(cluster)
         hadoop(cluster, "fs", "-mkdir", "-p", "/user/%s" % getpass.getuser(), HDFS_DIR)
-        first = prepared[corpora[0].name][0]
-        with open(first, "rb") as f:
+        with open(st.prepared[corpora[0].name][0], "rb") as f:
             sample = f.read(CODEC_SAMPLE_BYTES)
-        codecs = probe_codecs(cluster, sample, workdir)
-        working = [c for c in codecs if c["works"]]
-        for c in codecs:
+        st.codecs = probe_codecs(cluster, sample, workdir)
+        working = [c for c in st.codecs if c["works"]]
+        for c in st.codecs:
             log("codec %-6s %s" % (c["codec"], "works (%.3f of the bytes)" % c["ratio"]
                                    if c["works"] else "fails: " + c["error"]))
         setup = Setup(cluster, os.path.join(CACHE, "hadoop-streaming.jar"), task_python(),
                       (working[0]["codec"], working[0]["class"]) if working else None)
-        inputs = {c.name: put_corpus(setup, c.name, *prepared[c.name]) for c in corpora}
+        inputs = {c.name: put_corpus(setup, c.name, *st.prepared[c.name]) for c in corpora}
         for name, job, config in runs:
-            if any((r["corpus"], r["job"], r["config"]) == (name, job, config) for r in kept):
+            if any((r["corpus"], r["job"], r["config"]) == (name, job, config)
+                   for r in st.kept):
                 continue
             if (CONFIGS[config][2] and not setup.codec) or (
                     deadline and time.time() > deadline):
-                not_run.append({"corpus": name, "job": job, "config": config})
+                st.not_run.append({"corpus": name, "job": job, "config": config})
                 continue
-            rows.append(run_logged(setup, job, config, inputs[name], name,
-                                   corpora_stats[name]["blocks"], log))
-            save(rows)
+            st.rows.append(run_logged(setup, job, config, inputs[name], name,
+                                      st.corpora_stats[name]["blocks"], log))
+            save(st.rows)
     finally:
-        load["after"] = os.getloadavg()
+        st.load["after"] = os.getloadavg()
         if cluster.proc is not None:
             cluster.stop()
             log("cluster stopped in %.0f s (%s)" % (cluster.stop_seconds or 0,
                                                      "cleanly" if cluster.stopped_cleanly
                                                      else "killed"))
-        if args.workdir is None:
-            shutil.rmtree(workdir, ignore_errors=True)
-    checks = evaluate_checks(rows, corpora_stats, local, codecs)
-    print_tables(rows, corpora_stats, codecs, local, checks)
-    if not_run:
-        common.print_table(not_run, ["corpus", "job", "config"],
+
+
+def _report(args, st, log):
+    """Tables, checks, the JSON and the chart; 1 if a job's lines differ."""
+    rows = st.rows
+    checks = evaluate_checks(rows, st.corpora_stats, st.local, st.codecs)
+    print_tables(rows, st.corpora_stats, st.codecs, st.local, checks)
+    if st.not_run:
+        common.print_table(st.not_run, ["corpus", "job", "config"],
                            title="Not run (no working codec, or --until)")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -739,11 +764,11 @@ def main(argv=None):
         print("wrote %s" % args.json)
     title = ("mrsparse on HDFS + YARN (minicluster, 2 NodeManagers): --measure %s --top-k %d, "
              "%d maps / %d reducers a step; %%s" % (MEASURE, TOP_K, MAPS, REDUCERS))
-    common.finish("hadoop", {"settings": settings, "corpora": corpora_stats, "codecs": codecs,
-                             "local_runner": local, "load": load, "results": rows,
-                             "ratios": ratios(rows), "same_lines": same_lines(rows),
-                             "checks": checks, "not_run": not_run,
-                             "complete": not not_run}, args, log,
+    common.finish("hadoop", {"settings": st.settings, "corpora": st.corpora_stats,
+                             "codecs": st.codecs, "local_runner": st.local, "load": st.load,
+                             "results": rows, "ratios": ratios(rows),
+                             "same_lines": same_lines(rows), "checks": checks,
+                             "not_run": st.not_run, "complete": not st.not_run}, args, log,
                   rows and (lambda date: draw_chart(rows, args.out, title % date)))
     partial = Path(args.out) / "hadoop-partial.json"
     if partial.exists():

@@ -21,7 +21,7 @@ on several lines is merged in a reducer as the dot-products job merges it
 skips the vector's lines, counted as bad input).  So every vector comes out
 on one line, and the converted corpus gives the jobs the vectors they would
 have read from the original: the same output lines.  An empty vector is
-kept (``{"features": {}}``, a record of 0 entries, the TSV id alone).
+kept (``{"features": {}}``, a record of 0 entries, the TSV id and its TAB).
 One output differs, the inverted index's, and only where a feature's
 weights on several lines of one vector cancel to 0: from the original lines
 the index writes that feature with an empty posting list, from the

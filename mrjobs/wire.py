@@ -248,9 +248,12 @@ def _weights_list(values):
 
 class VectorJSONProtocol:
     """Vectors as the jobs read them, one JSON object a line:
-    ``{"id": "<uuid>", "features": {"<uuid>": weight, ...}}``, features in
-    id order, each weight as ``repr`` writes it (so that it reads back as
-    the same float64).
+    ``{"id": "<uuid>",<TAB>"features": {"<uuid>": weight, ...}}``, features
+    in id order, each weight as ``repr`` writes it (so that it reads back as
+    the same float64).  The TAB (JSON whitespace) is there for Hadoop
+    Streaming, which splits each output line at its first TAB and writes
+    key TAB value: a line without one would come out of it ending in a TAB,
+    so the bytes would differ between runners.
 
     ``write`` takes the raw 16-byte key and a :class:`~mrcodecs.jobwire.Stripe`
     (unique ids, finite values); ``read`` returns ``(uuid.UUID,
@@ -262,8 +265,8 @@ class VectorJSONProtocol:
     >>> from mrcodecs.jobwire import Stripe
     >>> ids = np.array([bytes(15) + b"\\x02"], "S16")
     >>> line = VectorJSONProtocol().write(bytes(15) + b"\\x01", Stripe(ids, np.array([0.1])))
-    >>> line.decode()[-45:]
-    '"00000000-0000-0000-0000-000000000002": 0.1}}'
+    >>> line.split(b"\\t")[0].decode()
+    '{"id": "00000000-0000-0000-0000-000000000001",'
     >>> VectorJSONProtocol().read(line)[1].weights.tolist()
     [0.1]
     """
@@ -281,13 +284,13 @@ class VectorJSONProtocol:
                 raise EncodeError("cannot write a non-finite weight as JSON")
             body = b", ".join([b"%s: %r" % pair for pair in
                                zip(_quoted_uuids(value.ids), _weights_list(values))])
-        return b'{"id": "%s", "features": {%s}}' % (_uuid_str(key).encode(), body)
+        return b'{"id": "%s",\t"features": {%s}}' % (_uuid_str(key).encode(), body)
 
 
 class VectorTSVProtocol:
     """Vectors as the jobs read them in the TSV form: ``<uuid> TAB
     <uuid>:<weight> <uuid>:<weight> ...`` (features in id order, weights as
-    ``repr`` writes them); an empty vector is its id alone.
+    ``repr`` writes them); an empty vector is its id and the TAB.
 
     ``write`` takes the raw 16-byte key and a :class:`~mrcodecs.jobwire.Stripe`;
     ``read`` returns ``(uuid.UUID, SparseVector)``.
@@ -299,7 +302,8 @@ class VectorTSVProtocol:
     def write(self, key, value):
         doc = _uuid_str(key).encode()
         if not value.ids.shape[0]:
-            return doc
+            # its TAB written (Hadoop Streaming would add it on its runners)
+            return doc + b"\t"
         values = _weights_list(value.values)
         if not np.isfinite(value.values).all():
             raise EncodeError("cannot write a non-finite weight in the TSV form")

@@ -33,6 +33,7 @@ import uuid
 import numpy as np
 import pytest
 
+from mrjobs.convert import MRConvert
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.testing import run_job, write_lines
@@ -179,6 +180,33 @@ def test_dot_products_default_options_hdfs_input_and_output(hadoop_cluster, stre
     listing = hadoop(hadoop_cluster, "fs", "-ls", "-C", out).stdout.split()
     names = sorted(os.path.basename(p) for p in listing)
     assert names == ["_SUCCESS", "part-00000", "part-00001", "part-00002"], names
+
+
+def test_convert_on_the_cluster_then_run_from_the_compact_copy(hadoop_cluster, streaming_jar,
+                                                               task_python, hdfs_corpus,
+                                                               corpus_files):
+    # convert once where the data is (HDFS in, HDFS out), then run the
+    # products job on the compact copy: the neighbours of the JSON corpus
+    corpus, _ = corpus_files
+    out = "hdfs:///compact/corpus"
+    conv = run_cli(MRConvert, cluster_args(hadoop_cluster, streaming_jar, task_python)
+                   + ["--to", "compact", "--output-dir", out, "--no-cat-output", hdfs_corpus])
+    assert conv.lines == []
+    assert conv.counters["mrsparse input"]["malformed line"] == \
+        len(BAD_LINES["malformed line"])
+    got = subprocess.run([LAUNCHER, "fs", "-cat", out + "/part-*"], check=True,
+                         env=dict(os.environ, **hadoop_cluster.env), capture_output=True)
+    inline = run_job(MRConvert, None, ["--to", "compact"], input_paths=[corpus])
+    assert sorted(got.stdout.split(b"\n")[:-1]) == inline.lines
+
+    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF)]
+    run = run_cli(MRSparseDotProducts, cluster_args(hadoop_cluster, streaming_jar, task_python)
+                  + args + ["--input-format", "compact", out])
+    want = dict(run_job(MRSparseDotProducts, None, args, input_paths=[corpus]).output)
+    got = dict(run.output)
+    assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= set(got)
+    check_same_neighbours(got, want)
+    check_spread(run, len(run.step_counters))
 
 
 def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streaming_jar,

@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+from mrjobs.convert import MRConvert
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.testing import run_job
@@ -126,6 +127,40 @@ def test_dot_products_pruned_under_threshold(streaming_jar, hadoop_tmp):
     work = run.counters["mrsparse work"]
     assert work["pruned: (row x column group) cells"] > 0
     assert work["products computed"] < full.counters["mrsparse work"]["products computed"]
+
+
+def test_convert_to_compact_then_run_from_it_and_convert_back(streaming_jar, hadoop_tmp,
+                                                             corpus_files):
+    # the converter on Hadoop: binary records whose keys hold TAB, LF, CR and
+    # the escape byte come out of Hadoop's text output and go back into its
+    # text input; the products job reads them as it reads the JSON lines, and
+    # converting back gives the inline converter's JSON, byte for byte
+    corpus, _ = corpus_files
+    compact = run_cli(MRConvert, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / "to-compact") + ["--to", "compact", corpus])
+    assert compact.lines == run_job(MRConvert, None, ["--to", "compact"],
+                                    input_paths=[corpus]).lines
+    assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= {doc for doc, _ in compact.output}
+    assert compact.counters["mrsparse input"]["malformed line"] == len(BAD_LINES["malformed line"])
+    copy = hadoop_tmp / "corpus.compact"
+    copy.write_bytes(b"".join(line + b"\n" for line in compact.lines))
+
+    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF)]
+    run = run_cli(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / "from-compact") + args + ["--input-format", "compact",
+                                                              str(copy)])
+    got, want = as_dict(run), as_dict(run_job(MRSparseDotProducts, None, args,
+                                              input_paths=[corpus]))
+    assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= set(got)
+    assert_scores_close(got, want, rtol=1e-12)
+    for k, row in want.items():
+        assert list(got[k]) == list(row), k
+    assert "mrsparse input" not in run.counters or not any(
+        run.counters["mrsparse input"].get(name) for name in BAD_LINES)
+
+    back = run_cli(MRConvert, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / "to-json") + ["--to", "json", str(copy)])
+    assert back.lines == run_job(MRConvert, None, ["--to", "json"], input_paths=[corpus]).lines
 
 
 def test_output_replaced_only_by_a_run_that_succeeded(streaming_jar, hadoop_tmp, corpus_files,
