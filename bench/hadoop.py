@@ -170,22 +170,6 @@ def other_clusters():
     return found
 
 
-def task_python():
-    """The task interpreter of the engine tests (numpy and scipy only; built once)."""
-    from tests.engines.support import PROBED, TASK_VENV, TASK_VENV_PACKAGES, clean_env, probe
-
-    python = os.path.join(TASK_VENV, "bin", "python")
-    want = {m: m in TASK_VENV_PACKAGES for m in PROBED}
-    if probe(python) != want:
-        shutil.rmtree(TASK_VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", TASK_VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-                       + list(TASK_VENV_PACKAGES), check=True, env=clean_env())
-    if probe(python) != want:
-        raise RuntimeError("task venv %s is not numpy + scipy only" % TASK_VENV)
-    return python
-
-
 def client_env(cluster):
     """The environment of a client of ``cluster``, set in this process (mrjob's
     runner calls the launcher with it): conf dir, JAVA_HOME, no PYTHONPATH."""
@@ -702,7 +686,7 @@ def _on_cluster(args, corpora, runs, workdir, st, log):
     """Start the cluster, probe the codecs, run what is left of ``runs``
     (saving the rows after each), stop the cluster."""
     from tests.engines.cluster import Cluster, hadoop
-    from tests.engines.support import CACHE
+    from tests.engines.support import CACHE, task_venv_python
 
     cluster = Cluster(str(workdir / "cluster"), nodemanagers=2)
     deadline = _deadline(args.until)
@@ -726,7 +710,7 @@ def _on_cluster(args, corpora, runs, workdir, st, log):
         for c in st.codecs:
             log("codec %-6s %s" % (c["codec"], "works (%.3f of the bytes)" % c["ratio"]
                                    if c["works"] else "fails: " + c["error"]))
-        setup = Setup(cluster, os.path.join(CACHE, "hadoop-streaming.jar"), task_python(),
+        setup = Setup(cluster, os.path.join(CACHE, "hadoop-streaming.jar"), task_venv_python(),
                       (working[0]["codec"], working[0]["class"]) if working else None)
         inputs = {c.name: put_corpus(setup, c.name, *st.prepared[c.name]) for c in corpora}
         for name, job, config in runs:

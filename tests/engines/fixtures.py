@@ -2,17 +2,15 @@
 ``pytest_plugins = ["tests.engines.fixtures"]`` (helpers: :mod:`tests.engines.support`)."""
 import getpass
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 
 import pytest
 
 from tests.engines.cluster import Cluster, hadoop
-from tests.engines.support import (CACHE, FETCH, PROBED, PYTHON, TASK_VENV,
-                                   TASK_VENV_PACKAGES, clean_env, probe, write_engine_corpus)
+from tests.engines.support import (CACHE, FETCH, PYTHON, task_venv_python,
+                                   write_engine_corpus)
 
 
 @pytest.fixture(scope="session")
@@ -56,20 +54,8 @@ def corpus_files(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def task_python():
-    """The python of a real, separate virtualenv with the jobs' task
-    requirements (numpy and scipy) and nothing else of ours (no mrjob, no
-    mrsparse): what a cluster node has.  Built once with ``python -m venv`` +
-    ``pip install numpy scipy`` and reused while it has exactly that."""
-    python = os.path.join(TASK_VENV, "bin", "python")
-    want = {m: m in TASK_VENV_PACKAGES for m in PROBED}
-    if probe(python) != want:
-        shutil.rmtree(TASK_VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", TASK_VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-                       + list(TASK_VENV_PACKAGES), check=True, env=clean_env())
-    found = probe(python)
-    assert found == want, "task venv %s can import: %s" % (TASK_VENV, found)
-    return python
+    """The task interpreter: numpy and scipy only (support.task_venv_python)."""
+    return task_venv_python()
 
 
 # -- the HDFS + YARN cluster ----------------------------------------------------

@@ -15,6 +15,7 @@ import io
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -140,6 +141,24 @@ def probe(python):
 
 
 # -- runner options -----------------------------------------------------------
+
+def task_venv_python():
+    """The python of a real, separate virtualenv with the jobs' task
+    requirements (numpy and scipy) and nothing else of ours (no mrjob, no
+    mrsparse): what a cluster node has.  Built once with ``python -m venv`` +
+    ``pip install numpy scipy`` and reused while it has exactly that."""
+    python = os.path.join(TASK_VENV, "bin", "python")
+    want = {m: m in TASK_VENV_PACKAGES for m in PROBED}
+    if probe(python) != want:
+        shutil.rmtree(TASK_VENV, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", TASK_VENV], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+                       + list(TASK_VENV_PACKAGES), check=True, env=clean_env())
+    found = probe(python)
+    if found != want:
+        raise RuntimeError("task venv %s can import: %s" % (TASK_VENV, found))
+    return python
+
 
 def hadoop_args(jar, tmp, python_bin=PYTHON):
     """mrjob options of a run on real Hadoop (local mode, file:/// paths)."""
