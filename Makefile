@@ -169,7 +169,7 @@ bench: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.jobs
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.prune
 	tests/engines/fetch-jars.sh >/dev/null && env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.hadoop
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate --calibration mrjobs/plan/calibration.json
 
 lint: install
 	$(PY) -m pyflakes mrjobs codecs tests examples bench setup.py

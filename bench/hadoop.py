@@ -343,7 +343,7 @@ def prepare_corpus(corpus, workdir, log):
     convert(compact_path, back_path, "json")
     same = vectors_of(json_path) == vectors_of(back_path)
     back_path.unlink()
-    from mrjobs.blocks import estimate_blocks
+    from mrjobs.strategies.sizing import estimate_blocks
 
     entries = entries_of(json_path)
     stats = {"name": corpus.name, "generator": asdict(corpus), "json_path": str(json_path),

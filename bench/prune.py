@@ -2,7 +2,7 @@
 
 For each corpus and threshold: the full product on the C kernels and on the
 numpy path, the pruned path with its plan forced, and what the pair kernel
-does by default (``mrjobs.pairs`` decides from its cost estimate, printed as
+does by default (``mrjobs.pairs.kernel`` decides from its cost estimate, printed as
 the bounds' estimated cost over the full product's).  Every run's output
 pairs are checked equal.  Corpora: random halves (5,000 x 5,000, or 10,000 x
 10,000 for the generated one) of the text corpora of :mod:`bench.textcorpus`
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-import mrjobs.pairs as pairs
+import mrjobs.pairs.kernel as pairs
 from bench import floor, textcorpus
 from mrjobs.counters import Counters
 from mrjobs.scoring import Scorer

@@ -14,7 +14,7 @@ It is an mrjob job like the others, so it runs where the data is (``-r
 local``, ``-r hadoop``, ``-r emr``, ...), with their ``--input-format``,
 ``--strict``, ``-o/--output-dir``, the output committer and the report of
 skipped input.  Input lines are read exactly as the jobs read them
-(:meth:`mrjobs.base.SparseJob.read_vector`: bad lines counted and skipped,
+(:meth:`mrjobs.job.SparseJob.read_vector`: bad lines counted and skipped,
 duplicate features summed, zero weights dropped), and a vector whose id is
 on several lines is merged in a reducer as the dot-products job merges it
 (weights of a feature summed in a canonical order; a sum beyond the range
@@ -40,7 +40,7 @@ import argparse
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.base import SparseJob
+from mrjobs.job import SparseJob
 
 __all__ = ["MRConvert", "TARGETS"]
 
@@ -89,7 +89,7 @@ class MRConvert(SparseJob):
                "on very many lines"
 
     def output_protocol(self):
-        from mrjobs.wire import CompactOutputProtocol, VectorJSONProtocol, VectorTSVProtocol
+        from mrjobs.protocols import CompactOutputProtocol, VectorJSONProtocol, VectorTSVProtocol
         return {"compact": CompactOutputProtocol, "json": VectorJSONProtocol,
                 "tsv": VectorTSVProtocol}[self.options.to]()
 

@@ -6,7 +6,7 @@ so tasks keep counts in a :class:`Counters` dict and send each once, when the
 task ends.
 """
 
-from .parsing import BAD_KINDS, TINY_WEIGHT
+from mrjobs.parsing import BAD_KINDS, TINY_WEIGHT
 
 __all__ = ["INPUT", "DFCUT", "WORK", "SKIPPED", "READ", "Counters", "run_report"]
 
@@ -53,7 +53,7 @@ BLOCK_ENTRIES_SENT = "block entries sent"
 DF_COUNT_ENTRIES_SENT = "df count entries sent"
 BLOCK_PAIRS = "block pairs"
 PRODUCTS_COMPUTED = "products computed"
-#: pruning under --threshold (blocks strategy; see mrjobs.prune)
+#: pruning under --threshold (blocks strategy; see mrjobs.pairs.bounds)
 ROWS_PRUNED = "pruned: rows"
 COLUMNS_PRUNED = "pruned: columns"
 CELLS_PRUNED = "pruned: (row x column group) cells"

@@ -23,9 +23,9 @@ Steps
     merged)``), then prepares its weights and statistic for the measure
     (:mod:`mrjobs.measures`) from the whole vector.
 *the strategy's steps*
-    ``--strategy blocks`` (default, :mod:`mrjobs.blocks`): block-pair
+    ``--strategy blocks`` (default, :mod:`mrjobs.strategies.blocks`): block-pair
     reducers multiply blocks of whole vectors with scipy.sparse.
-    ``--strategy stripes`` (:mod:`mrjobs.stripes`): posting lists emit every
+    ``--strategy stripes`` (:mod:`mrjobs.strategies.stripes`): posting lists emit every
     partial product, summed per vector.  Both give the same pairs; scores
     agree to the last bit or two (the additions run in another order).
 *rows*
@@ -43,17 +43,17 @@ import numpy as np
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.base import MAX_COUNT, JobError, SparseJob, at_least, finite_float, input_kind
-from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, INPUT_BYTES_PER_ENTRY,
+from mrjobs.job import MAX_COUNT, JobError, SparseJob, at_least, finite_float, input_kind
+from mrjobs.strategies.blocks import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, INPUT_BYTES_PER_ENTRY,
                            BlocksStrategy, df_cut_form, estimate_blocks, pair_memory_bytes)
 from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTORS_READ
-from mrjobs.index import PostingAssembler
+from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.kernels import top_k_order
-from mrjobs.launch import matches
+from mrjobs.runtime.launch import matches
 from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text, prepare_rows
 from mrjobs.scoring import Scorer
-from mrjobs.strategy import Context, by_family
-from mrjobs.stripes import StripesStrategy
+from mrjobs.strategies.contract import Context, by_family
+from mrjobs.strategies.stripes import StripesStrategy
 
 __all__ = ["MRSparseDotProducts"]
 
@@ -80,8 +80,8 @@ LARGE_TOP_K = 1000
 class MRSparseDotProducts(SparseJob):
     """Dot products (or a similarity) of all pairs of vectors sharing a feature.
 
-    See the module docstring for the steps, :mod:`mrjobs.blocks` and
-    :mod:`mrjobs.stripes` for the strategies and how memory is bounded, and
+    See the module docstring for the steps, :mod:`mrjobs.strategies.blocks` and
+    :mod:`mrjobs.strategies.stripes` for the strategies and how memory is bounded, and
     ``--help`` for the options.
     """
 
@@ -134,7 +134,7 @@ class MRSparseDotProducts(SparseJob):
                  "local runner's cores. At most %d, and at most the number of input lines "
                  "where the input is local." % (DEFAULT_BLOCK_ENTRIES, MAX_BLOCKS))
         # set by the launcher with --max-df under blocks: the cut's form
-        # (mrjobs.blocks.df_cut_form); a job built without it uses "join"
+        # (mrjobs.strategies.blocks.df_cut_form); a job built without it uses "join"
         self.add_passthru_arg("--df-cut-form", choices=DF_CUT_FORMS, default=None,
                               help=argparse.SUPPRESS)
 
@@ -215,8 +215,8 @@ class MRSparseDotProducts(SparseJob):
 
     @property
     def strategy(self):
-        """The ``--strategy`` (a :class:`mrjobs.strategy.Strategy`), built on
-        the job's :class:`~mrjobs.strategy.Context`."""
+        """The ``--strategy`` (a :class:`mrjobs.strategies.contract.Strategy`), built on
+        the job's :class:`~mrjobs.strategies.contract.Context`."""
         s = getattr(self, "_strategy", None)
         if (s is None or s.name != self.options.strategy
                 or s.ctx.df_cut != self._df_cut_form()):
@@ -308,7 +308,7 @@ class MRSparseDotProducts(SparseJob):
     def split_bytes(self):
         # blocks gives the same bytes for every partitioning; stripes' sums
         # follow it in the last bit: it keeps mrjob's splits
-        from mrjobs.localrunner import SPLIT_BYTES  # the launcher's (mrjob.local): not in tasks
+        from mrjobs.runtime.localrunner import SPLIT_BYTES  # the launcher's (mrjob.local): not in tasks
         return SPLIT_BYTES if self.options.strategy == "blocks" else None
 
     def _runner_kwargs(self):
@@ -328,7 +328,7 @@ class MRSparseDotProducts(SparseJob):
         return [vectors] + [self._task_step(s) for s in self.strategy.steps()] + [rows]
 
     def _task_step(self, step):
-        """The MRStep of a strategy's :class:`~mrjobs.strategy.Step`: its init
+        """The MRStep of a strategy's :class:`~mrjobs.strategies.contract.Step`: its init
         and final wrapped with the task's (counters in, counters out)."""
         def init():
             self._task_init()

@@ -13,7 +13,7 @@ weights::
 ``--output-format compact`` writes :class:`mrcodecs.VectorProtocol` records
 (feature UUID -> SparseVector over document ids).  Input formats and the
 counters of bad input are described in :mod:`mrjobs.parsing` and
-:mod:`mrjobs.base`; posting lists and the df-cut in :mod:`mrjobs.index`.
+:mod:`mrjobs.job`; posting lists and the df-cut in :mod:`mrjobs.strategies.postings`.
 
 Memory: a mapper buffers at most ``--buffer-entries`` postings before it
 flushes them grouped by feature; a reducer holds one posting list (at most
@@ -22,9 +22,9 @@ flushes them grouped by feature; a reducer holds one posting list (at most
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.base import SparseJob
-from mrjobs.buffers import PostingBuffer
-from mrjobs.index import PostingAssembler
+from mrjobs.job import SparseJob
+from mrjobs.strategies.combining import PostingBuffer
+from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.parsing import weight_limit
 
 __all__ = ["MRInvertedIndex"]

@@ -514,7 +514,7 @@ REGISTRY = MappingProxyType({m.name: m for m in (
 
 #: names of the measures, ``dot`` first
 MEASURES = tuple(REGISTRY)
-#: measures whose scores :mod:`mrjobs.prune` bounds from a dot-product bound
+#: measures whose scores :mod:`mrjobs.pairs.bounds` bounds from a dot-product bound
 #: (loglikelihood is not monotone in the shared count)
 PRUNABLE = frozenset({"dot", "cooccurrence", "cosine", "pearson", "tanimoto", "euclidean",
                       "jaccard", "overlap", "cityblock"})

@@ -64,7 +64,7 @@ import numpy as np
 from mrcodecs import ID_DTYPE, DecodeError, decode_vector
 from mrcodecs.framing import unescape
 
-from .kernels import sort_sum
+from mrjobs.kernels import sort_sum
 
 __all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "BAD_LINE", "BAD_ID",
            "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_ORDER", "BAD_KINDS",

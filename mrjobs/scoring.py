@@ -3,7 +3,7 @@
 A :class:`Scorer` holds what turns the dot products of pairs into kept
 scores -- the measure (:mod:`mrjobs.measures`) with ``--num-features``, the
 finite check (within float32's range under ``--float32``) and ``--threshold`` -- and the task's counters, where it counts
-what it drops.  Both strategies and the pair kernel (:mod:`mrjobs.pairs`)
+what it drops.  Both strategies and the pair kernel (:mod:`mrjobs.pairs.kernel`)
 score through it; nothing here knows about mrjob.
 
 Examples
@@ -18,9 +18,9 @@ Examples
 """
 import numpy as np
 
-from .counters import PAIRS_BELOW_THRESHOLD, PAIRS_NOT_FINITE, PAIRS_SCORED, WORK
-from .measures import score
-from .parsing import weight_limit
+from mrjobs.counters import PAIRS_BELOW_THRESHOLD, PAIRS_NOT_FINITE, PAIRS_SCORED, WORK
+from mrjobs.measures import score
+from mrjobs.parsing import weight_limit
 
 __all__ = ["Scorer"]
 

@@ -6,10 +6,10 @@ import uuid
 import numpy as np
 import pytest
 
-from mrjobs.blocking import block_of
-from mrjobs.blocks import SMALL_ENTRIES, estimate_blocks
+from mrjobs.strategies.scheme import block_of
+from mrjobs.strategies.blocks import SMALL_ENTRIES, estimate_blocks
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.pairs import _chunk_ends
+from mrjobs.pairs.kernel import _chunk_ends
 from tests import jobs_helpers
 from tests.jobs_helpers import as_dict, assert_scores_close, corpus, oracle, top_k
 
@@ -135,7 +135,7 @@ def test_estimate_blocks():
 
 
 def test_dense_and_sparse_selection_agree_with_ties():
-    from mrjobs.pairs import _best, _dense_best
+    from mrjobs.pairs.kernel import _best, _dense_best
     rng = np.random.default_rng(4)
     for density in (0.05, 0.6, 1.0):
         n_g, n_o = 40, 50
@@ -165,7 +165,7 @@ def test_strategies_follow_the_contract_and_never_see_the_job(name):
     import pathlib
 
     from mrjobs.dot_products import STRATEGIES
-    from mrjobs.strategy import Strategy
+    from mrjobs.strategies.contract import Strategy
     job = MRSparseDotProducts(["--strategy", name, "--max-df", "5"]
                               + (["--blocks", "2"] if name == "blocks" else []))
     strategy = job.strategy

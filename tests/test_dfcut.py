@@ -10,12 +10,12 @@ import pytest
 
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import JobProtocol, Stripe
-from mrjobs.blocks import df_cut_form
-from mrjobs.buffers import FeatureCounts
+from mrjobs.strategies.blocks import df_cut_form
+from mrjobs.strategies.combining import FeatureCounts
 from mrjobs.counters import Counters
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.index import PostingAssembler
-from mrjobs.wire import JSONStripeProtocol
+from mrjobs.strategies.postings import PostingAssembler
+from mrjobs.protocols import JSONStripeProtocol
 from tests import jobs_helpers
 from tests.jobs_helpers import (as_dict, assert_scores_close, corpus, oracle, read_corpus,
                                 top_k)

@@ -302,7 +302,7 @@ def test_queries_on_the_local_runner(tmp_path, strategy):
 
 
 def test_runners_that_upload_refuse_an_input_named_like_a_query(tmp_path, strategy):
-    from mrjobs.base import JobError
+    from mrjobs.job import JobError
     from mrjobs.dot_products import _refuse_overlap
     (tmp_path / "q").mkdir()
     (tmp_path / "c").mkdir()

@@ -234,7 +234,7 @@ def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streami
     # the task's own error, which mrjob found in the NodeManagers' task logs
     # and shows as the cause: the file, the line, the kind, the line itself
     assert "Probable cause of failure" in err, shown
-    # (one line, no traceback: mrjobs.base's task wrapper)
+    # (one line, no traceback: mrjobs.job's task wrapper)
     m = re.search(r"mrsparse: task failed: hdfs://localhost:\d+/data/corpus\.jsonl, "
                   r"line (\d+): ([a-zA-Z ]+): .*\(line: b'(.*)'\)",
                   err)
@@ -252,7 +252,7 @@ def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streami
 # -- faults: what a cluster does to a job, injected for real --------------------
 #
 # Each test makes a fault happen to a running job (the test hooks of
-# mrjobs/faults.py pick the task attempt by its id; the test kills its
+# mrjobs/runtime/testhooks.py pick the task attempt by its id; the test kills its
 # process, stops its NodeManager, or lets speculative execution overtake it)
 # and compares the result with the inline runner's: the same records byte
 # for byte, the same mrsparse counters, and Hadoop's own record counters
@@ -275,7 +275,7 @@ def inline_index(corpus_files):
 
 
 class Faults:
-    """The test hooks of :mod:`mrjobs.faults` for one run: the ``--cmdenv``
+    """The test hooks of :mod:`mrjobs.runtime.testhooks` for one run: the ``--cmdenv``
     options that switch them on, and the notes they leave in ``dir``."""
 
     def __init__(self, directory, **variables):

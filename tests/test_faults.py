@@ -1,4 +1,4 @@
-"""The test hooks of mrjobs/faults.py, in task-like processes of their own
+"""The test hooks of mrjobs/runtime/testhooks.py, in task-like processes of their own
 (the cluster tests in test_engine_cluster.py use them on real attempts)."""
 import os
 import subprocess
@@ -6,12 +6,12 @@ import sys
 
 import pytest
 
-from mrjobs.faults import task_hooks
+from mrjobs.runtime.testhooks import task_hooks
 
 ATTEMPT = "attempt_1764650000000_0001_r_000002_0"
 
 #: a task process: the hooks, then some output, then a normal end
-TASK = ("import sys; from mrjobs.faults import task_hooks; task_hooks(sys.argv[1]); "
+TASK = ("import sys; from mrjobs.runtime.testhooks import task_hooks; task_hooks(sys.argv[1]); "
         "sys.stdout.write('all of the output\\n')")
 
 

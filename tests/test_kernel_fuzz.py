@@ -1,4 +1,4 @@
-"""A standing fuzz test of the pair kernel (mrjobs.pairs.pair_best) on hostile
+"""A standing fuzz test of the pair kernel (mrjobs.pairs.kernel.pair_best) on hostile
 arrays: the C kernels against their numpy twin, and the pruned path against
 the full product, for every measure.
 
@@ -19,10 +19,10 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import mrjobs.pairs
+import mrjobs.pairs.kernel
 from mrjobs import measures
 from mrjobs.counters import Counters
-from mrjobs.pairs import pair_best
+from mrjobs.pairs.kernel import pair_best
 from mrjobs.scoring import Scorer
 
 FUZZ = settings(derandomize=True, max_examples=50, deadline=None,
@@ -129,9 +129,9 @@ def test_c_and_numpy_kernels_agree_on_hostile_blocks(measure, seed, kinds_a, kin
                           shape)
     args = (A, C, measure, stats, k, threshold, limit, shape, float32, n_features, False)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mrjobs.pairs, "_C", c)
+        mp.setattr(mrjobs.pairs.kernel, "_C", c)
         got_c = collect(*args)
-        mp.setattr(mrjobs.pairs, "_C", None)
+        mp.setattr(mrjobs.pairs.kernel, "_C", None)
         got_np = collect(*args)
     assert got_c[0] == got_np[0]
     assert got_c[1] == got_np[1]  # the same pairs scored and dropped
@@ -154,16 +154,16 @@ def test_pruned_and_full_products_agree_on_hostile_blocks(measure, seed, kinds_a
         threshold *= 4.0
     args = (A, C, measure, stats, k, threshold, limit, shape, float32, n_features)
     plans = []
-    pruned_best = mrjobs.pairs._pruned_best
+    pruned_best = mrjobs.pairs.kernel._pruned_best
 
     def spy(plan, *rest):
         plans.append(plan)
         return (yield from pruned_best(plan, *rest))
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mrjobs.pairs, "LIVE_SHARE_MAX", float("inf"))  # always pruned
-        mp.setattr(mrjobs.pairs, "PLAN_SHARE_MAX", float("inf"))
-        mp.setattr(mrjobs.pairs, "_pruned_best", spy)
+        mp.setattr(mrjobs.pairs.kernel, "LIVE_SHARE_MAX", float("inf"))  # always pruned
+        mp.setattr(mrjobs.pairs.kernel, "PLAN_SHARE_MAX", float("inf"))
+        mp.setattr(mrjobs.pairs.kernel, "_pruned_best", spy)
         pruned = collect(*args, prune=True)[0]
     assert len(plans) == 1  # the pruned path was taken
     assert pruned == collect(*args, prune=False)[0]

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.progress import ProgressMonitor
+from mrjobs.runtime.progress import ProgressMonitor
 from mrjobs.testing import run_job, write_lines
 from tests.jobs_helpers import corpus
 

@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from mrjobs.launch import OverlapError, refuse_overlap
+from mrjobs.runtime.launch import OverlapError, refuse_overlap
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import bare_python, corpus
 
@@ -35,7 +35,7 @@ _where = os.environ.get("MRSPARSE_TEST_STALL")
 if _where:
     _dir, _step, _task = _where.split(":")
     if "--step-num=%s" % _step in sys.argv and "--%s" % _task in sys.argv:
-        import mrjobs.base
+        import mrjobs.job
 
         def _stalled(self):
             open(os.path.join(_dir, "stalled.%d" % os.getpid()), "w").close()
@@ -43,7 +43,7 @@ if _where:
                 time.sleep(0.05)
             yield
 
-        mrjobs.base.SparseJob._read_input = _stalled
+        mrjobs.job.SparseJob._read_input = _stalled
 '''
 
 
@@ -374,7 +374,7 @@ def test_task_without_scipy_fails_in_one_line(tmp_path):
     """The task side, where no launcher could check (a cluster): the steps
     run by hand, as Hadoop Streaming runs them, the last in a numpy-only
     Python."""
-    from mrjobs.shipping import package_zip
+    from mrjobs.runtime.shipping import package_zip
     path = corpus_file(tmp_path)
     env = dict(os.environ, PYTHONPATH=REPO)
     job = [sys.executable, "-m", "mrjobs.dot_products", "--blocks", "2"]

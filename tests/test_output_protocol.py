@@ -1,7 +1,7 @@
 """What a run does to ``--output-dir``, in every ordering of the things that
 can happen around it.
 
-The rule (mrjobs.launch.OutputCommitter): the output is committed only by a
+The rule (mrjobs.runtime.launch.OutputCommitter): the output is committed only by a
 run that succeeded, in one atomic rename, and only onto what the run was
 allowed to replace -- what was at ``--output-dir`` when it started (nothing,
 an empty directory, or under ``--overwrite-output`` a non-empty one, with the
@@ -13,7 +13,7 @@ with renameat2 and with the portable fallback), then through real launcher
 processes on the inline and local runners: a failure before the commit, an
 occupant appearing while a task is held, two runs racing, symbolic links,
 TMPDIR inside the output, SIGTERM and SIGHUP.  Tasks are held with the
-test hooks of mrjobs/faults.py (a file releases them): no test waits a fixed
+test hooks of mrjobs/runtime/testhooks.py (a file releases them): no test waits a fixed
 time.
 """
 import os
@@ -23,8 +23,8 @@ import sys
 
 import pytest
 
-from mrjobs import launch
-from mrjobs.launch import OutputCommitter, OutputConflict, rename_noreplace
+from mrjobs.runtime import launch
+from mrjobs.runtime.launch import OutputCommitter, OutputConflict, rename_noreplace
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
 from tests.test_launch_faults import descendants, env_for, running, wait_for

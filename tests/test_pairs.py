@@ -1,4 +1,4 @@
-"""The pair kernel (mrjobs.pairs.pair_best) with scipy matrices alone, against
+"""The pair kernel (mrjobs.pairs.kernel.pair_best) with scipy matrices alone, against
 a dense numpy oracle: both directions, the diagonal block, top-k with ties,
 the threshold, exact zeros, every chunking."""
 import ast
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import mrjobs.pairs
+import mrjobs.pairs.kernel
 from mrjobs.counters import Counters
-from mrjobs.pairs import COLUMNS, ROWS, pair_best
+from mrjobs.pairs.kernel import COLUMNS, ROWS, pair_best
 from mrjobs.scoring import Scorer
 
 
@@ -21,9 +21,9 @@ def kernel(request, monkeypatch):
     """Every test on both paths: the C kernels and the numpy twin."""
     if request.param == "c":
         c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
-        monkeypatch.setattr(mrjobs.pairs, "_C", c)
+        monkeypatch.setattr(mrjobs.pairs.kernel, "_C", c)
     else:
-        monkeypatch.setattr(mrjobs.pairs, "_C", None)
+        monkeypatch.setattr(mrjobs.pairs.kernel, "_C", None)
     return request.param
 
 
@@ -157,14 +157,14 @@ def test_exact_zero_dot_products_are_scored():
 
 
 def test_kernel_imports_neither_mrjob_nor_the_job():
-    tree = ast.parse(pathlib.Path(mrjobs.pairs.__file__).read_text())
+    tree = ast.parse(pathlib.Path(mrjobs.pairs.kernel.__file__).read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported == {"typing", "numpy", "kernels", ""}  # "": from . import _c, prune
-    code = ("import sys, mrjobs.pairs; print(sorted(m for m in sys.modules "
+    assert imported == {"typing", "numpy", "mrjobs.kernels", "mrjobs", "mrjobs.pairs"}  # _c, bounds
+    code = ("import sys, mrjobs.pairs.kernel; print(sorted(m for m in sys.modules "
             "if m.startswith('mrjobs.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    # mrjobs.prune (and scipy) only once a threshold asks for a plan
-    assert out.split() == ["['mrjobs._c',", "'mrjobs.kernels',", "'mrjobs.pairs']"]
+    # mrjobs.pairs.bounds (and scipy) only once a threshold asks for a plan
+    assert out.split() == ["['mrjobs._c',", "'mrjobs.kernels',", "'mrjobs.pairs',", "'mrjobs.pairs.kernel']"]
 

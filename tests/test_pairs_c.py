@@ -1,14 +1,14 @@
 """The C kernels of the pair product (``_mrjobs_speedups``, from
-``mrjobs/_speedups.c``) against the numpy path of :func:`mrjobs.pairs.pair_best`:
+``mrjobs/_speedups.c``) against the numpy path of :func:`mrjobs.pairs.kernel.pair_best`:
 the same pairs, dot products and selections, to the bit, on random float
 weights (tests/test_pairs.py checks both paths against a dense oracle)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import mrjobs.pairs
+import mrjobs.pairs.kernel
 from mrjobs.counters import Counters
-from mrjobs.pairs import COLUMNS, ROWS, pair_best
+from mrjobs.pairs.kernel import COLUMNS, ROWS, pair_best
 from mrjobs.scoring import Scorer
 
 
@@ -49,9 +49,9 @@ def test_c_kernels_give_the_numpy_paths_results_to_the_bit(k, threshold, limit, 
     kw = dict(threshold=threshold, diagonal=diagonal, include_self=include_self,
               mirror=mirror)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mrjobs.pairs, "_C", c)
+        mp.setattr(mrjobs.pairs.kernel, "_C", c)
         got_c, work_c = _raw(A, C, k, limit, **kw)
-        mp.setattr(mrjobs.pairs, "_C", None)
+        mp.setattr(mrjobs.pairs.kernel, "_C", None)
         got_np, work_np = _raw(A, C, k, limit, **kw)
     for direction in (ROWS, COLUMNS):
         assert got_c[direction].keys() == got_np[direction].keys()
@@ -65,8 +65,8 @@ def test_c_kernels_give_the_numpy_paths_results_to_the_bit(k, threshold, limit, 
 def test_c_kernels_refuse_malformed_arrays_with_a_clear_error():
     c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     A = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]]))
-    a = mrjobs.pairs._csr_arrays(A)
-    b = mrjobs.pairs._csr_arrays(A.T.tocsr())
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
     out = np.empty(4, np.int64), np.empty(4, np.int64), np.empty(4)
     assert c.dots(*a, *b, 2, 0, 2, 0, *out) == 4  # every column
     got = sorted(zip(out[0].tolist(), out[1].tolist(), out[2].tolist()))
@@ -97,8 +97,8 @@ def test_c_kernels_refuse_malformed_arrays_with_a_clear_error():
 def _small():
     """A 2 x 2 block's CSR arrays, its transpose's, and outputs for 4 pairs."""
     A = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]]))
-    a = mrjobs.pairs._csr_arrays(A)
-    b = mrjobs.pairs._csr_arrays(A.T.tocsr())
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
     out = np.empty(4, np.int64), np.empty(4, np.int64), np.empty(4)
     return a, b, out
 
@@ -215,7 +215,7 @@ def test_a_k_beyond_the_entries_keeps_them_all(k):
     got = []
     with pytest.MonkeyPatch.context() as mp:
         for kernel, top in ((c, k), (None, k), (None, None)):
-            mp.setattr(mrjobs.pairs, "_C", kernel)
+            mp.setattr(mrjobs.pairs.kernel, "_C", kernel)
             raw = _raw(A, A, top, 50, diagonal=True)[0]
             got.append({d: {g: sorted(v) for g, v in groups.items()}
                         for d, groups in raw.items()})
@@ -229,8 +229,8 @@ def test_dots_checks_the_column_order_it_relies_on(mode):
     # row: columns out of order lost pairs silently
     c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     A = sp.csr_matrix(np.ones((4, 1)))
-    a = mrjobs.pairs._csr_arrays(A)
-    b = mrjobs.pairs._csr_arrays(A.T.tocsr())
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
     out = np.empty(16, np.int64), np.empty(16, np.int64), np.empty(16)
     assert c.dots(*a, *b, 4, 0, 4, mode, *out) == (6 if mode == 1 else 10)
     unsorted = np.array([2, 0, 3, 1], np.int32)

@@ -1,4 +1,4 @@
-"""Pruning of block-pair products (mrjobs.prune) against brute force.
+"""Pruning of block-pair products (mrjobs.pairs.bounds) against brute force.
 
 Every test builds scipy matrices of prepared weights, multiplies them in
 full, and checks that what the pruned plan skips could never be kept: the
@@ -10,9 +10,10 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mrjobs import measures, prune
+from mrjobs import measures
+from mrjobs.pairs import bounds as prune
 from mrjobs.counters import Counters
-from mrjobs.pairs import COLUMNS, ROWS, pair_best
+from mrjobs.pairs.kernel import COLUMNS, ROWS, pair_best
 from mrjobs.scoring import Scorer
 from tests.test_pairs import CASES, _block, _oracle, _run
 
@@ -256,13 +257,13 @@ def test_pruning_skips_products_and_whole_block_pairs():
     assert plan.products == 0
 
 
-# -- the pair kernel with pruning (mrjobs.pairs.pair_best) ----------------------
+# -- the pair kernel with pruning (mrjobs.pairs.kernel.pair_best) ----------------------
 
 @pytest.mark.parametrize("k,threshold,limit", CASES)
 @pytest.mark.parametrize("shape", ["pair", "diagonal", "self", "queries"])
 def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit, monkeypatch):
-    monkeypatch.setattr("mrjobs.pairs.LIVE_SHARE_MAX", float("inf"))  # always pruned
-    monkeypatch.setattr("mrjobs.pairs.PLAN_SHARE_MAX", float("inf"))
+    monkeypatch.setattr("mrjobs.pairs.kernel.LIVE_SHARE_MAX", float("inf"))  # always pruned
+    monkeypatch.setattr("mrjobs.pairs.kernel.PLAN_SHARE_MAX", float("inf"))
     rng = np.random.default_rng(5)
     A = _block(rng, 23, 9, 0.3)
     C = A if shape in ("diagonal", "self") else _block(rng, 31, 9, 0.3)
@@ -280,8 +281,8 @@ def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit, monk
 @pytest.mark.parametrize("measure", PRUNABLE)
 @pytest.mark.parametrize("shape", ["pair", "diagonal"])
 def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape, monkeypatch):
-    monkeypatch.setattr("mrjobs.pairs.LIVE_SHARE_MAX", float("inf"))  # always pruned
-    monkeypatch.setattr("mrjobs.pairs.PLAN_SHARE_MAX", float("inf"))
+    monkeypatch.setattr("mrjobs.pairs.kernel.LIVE_SHARE_MAX", float("inf"))  # always pruned
+    monkeypatch.setattr("mrjobs.pairs.kernel.PLAN_SHARE_MAX", float("inf"))
     raw = raw_for(measure, 21, 60, negative=True)
     A, rs = prepared(measure, raw)
     C, cs = (A, rs) if shape == "diagonal" else prepared(measure, raw_for(measure, 22, 50))
@@ -368,7 +369,7 @@ def test_pruning_is_counted_and_the_same_on_the_local_runner(sparse_corpus):
 
 
 def test_bounds_are_computed_only_where_they_cost_little_beside_the_product(sparse_corpus):
-    from mrjobs.pairs import _planning_pays
+    from mrjobs.pairs.kernel import _planning_pays
     from tests.jobs_helpers import read_corpus
 
     def block(n, features, vocabulary, seed):
@@ -412,8 +413,8 @@ def test_pruning_keeps_the_pairs_of_zero_norm_vectors(measure, shape, monkeypatc
     # a zero vector's log norm is -inf: the tanimoto bound took -inf - -inf =
     # NaN, and a NaN bound counted as below every floor -- tanimoto
     # --threshold 0 kept no pair of zero vectors at all
-    monkeypatch.setattr("mrjobs.pairs.LIVE_SHARE_MAX", float("inf"))  # always pruned
-    monkeypatch.setattr("mrjobs.pairs.PLAN_SHARE_MAX", float("inf"))
+    monkeypatch.setattr("mrjobs.pairs.kernel.LIVE_SHARE_MAX", float("inf"))  # always pruned
+    monkeypatch.setattr("mrjobs.pairs.kernel.PLAN_SHARE_MAX", float("inf"))
     A, rs = _with_zero_norm_rows(measure, 31, 45)
     assert (A.data[: A.indptr[15]] == 0.0).all() and A.indptr[15] > 0
     diagonal = shape == "diagonal"

@@ -14,7 +14,7 @@ import pytest
 from mrjob.job import MRJob
 from mrjob.step import StepFailedException
 
-from mrjobs import base
+from mrjobs import job as base
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.testing import run_job
 from tests.engines.support import mrsparse_counters
@@ -30,7 +30,7 @@ ARGS = ["--measure", "jaccard", "--threshold", "0.2"]
 def test_zip_holds_both_packages_and_no_extension():
     names = zipfile.ZipFile(base.package_zip()).namelist()
     assert {"mrcodecs/__init__.py", "mrjobs/__init__.py", "mrjobs/dot_products.py",
-            "mrjobs/base.py"} <= set(names)
+            "mrjobs/job.py"} <= set(names)
     assert not [n for n in names if n.endswith((".so", ".pyc"))]
 
 

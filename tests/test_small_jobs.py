@@ -3,13 +3,13 @@ task processes."""
 import os
 import sys
 
-from mrjobs import localrunner
-from mrjobs.base import _cat_output_in_order
-from mrjobs.blocks import INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES
+from mrjobs.runtime import localrunner
+from mrjobs.job import _cat_output_in_order
+from mrjobs.strategies.blocks import INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.launch import check_task_python, probe_task_python
-from mrjobs.localrunner import BALANCE_BYTES, SPLIT_BYTES, task_count
-from mrjobs.shipping import package_zip
+from mrjobs.runtime.launch import check_task_python, probe_task_python
+from mrjobs.runtime.localrunner import BALANCE_BYTES, SPLIT_BYTES, task_count
+from mrjobs.runtime.shipping import package_zip
 from mrjobs.testing import run_job
 from tests.jobs_helpers import bare_python, corpus
 

@@ -28,7 +28,7 @@ import time
 
 import pytest
 
-from mrjobs.base import TaskFailed, _task_errors
+from mrjobs.job import TaskFailed, _task_errors
 from mrjobs.dot_products import LARGE_TOP_K, MAX_TOP_K, MRSparseDotProducts
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus

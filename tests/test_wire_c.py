@@ -1,5 +1,5 @@
 """The JSON output's neighbours written in C (``_mrjobs_speedups``) and in
-Python (:class:`mrjobs.wire.NeighboursJSONProtocol`): the same bytes, which
+Python (:class:`mrjobs.protocols.NeighboursJSONProtocol`): the same bytes, which
 are the bytes ``json.dumps`` writes."""
 import json
 import uuid
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mrjobs.wire
+import mrjobs.protocols
 from mrcodecs.jobwire import Stripe
-from mrjobs.wire import NeighboursJSONProtocol
+from mrjobs.protocols import NeighboursJSONProtocol
 
 c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
 
@@ -19,9 +19,9 @@ c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built"
 def _both(ids, scores, monkeypatch):
     key = uuid.UUID(int=7).bytes
     stripe = Stripe(np.array(ids, "S16"), np.array(scores, np.float64))
-    monkeypatch.setattr(mrjobs.wire._c, "C", c)
+    monkeypatch.setattr(mrjobs.protocols._c, "C", c)
     fast = NeighboursJSONProtocol().write(key, stripe)
-    monkeypatch.setattr(mrjobs.wire._c, "C", None)
+    monkeypatch.setattr(mrjobs.protocols._c, "C", None)
     slow = NeighboursJSONProtocol().write(key, stripe)
     return fast, slow
 
@@ -67,7 +67,7 @@ def test_strided_stripes_are_written_as_the_python_twin_writes_them(monkeypatch)
     stripe = Stripe(ids[::2], (np.arange(6.0) / 7)[::2])  # views with a stride
     assert not stripe.ids.flags.c_contiguous
     key = uuid.UUID(int=7).bytes
-    monkeypatch.setattr(mrjobs.wire._c, "C", c)
+    monkeypatch.setattr(mrjobs.protocols._c, "C", c)
     fast = NeighboursJSONProtocol().write(key, stripe)
-    monkeypatch.setattr(mrjobs.wire._c, "C", None)
+    monkeypatch.setattr(mrjobs.protocols._c, "C", None)
     assert fast == NeighboursJSONProtocol().write(key, stripe) and fast.count(b": ") == 3

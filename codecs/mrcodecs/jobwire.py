@@ -4,7 +4,7 @@ These records are internal to the jobs of :mod:`mrjobs` (their flags name the
 jobs' notions: the ``--queries`` family, a block pair's side); the generic
 wire format is :mod:`mrcodecs.records`.  :data:`RECORDS` registers every
 kind: kind byte, class, encoder, decoder and the key of its JSON twin
-(:mod:`mrjobs.wire`).
+(:mod:`mrjobs.protocols`).
 
 The jobs in :mod:`mrjobs` pass three kinds of value between their steps: a
 fragment of a posting list (documents and weights of one feature), a partial
@@ -504,7 +504,7 @@ class RecordType(NamedTuple):
     decode_raw : callable
         ``decode_raw(unescaped bytes, what) -> value``.
     json_key : str
-        The member that marks it in its JSON twin (``mrjobs.wire``).
+        The member that marks it in its JSON twin (``mrjobs.protocols``).
     """
 
     kind: int

@@ -2,7 +2,7 @@
 
 A :class:`PostingAssembler` gives a reducer the whole posting list of a
 feature from the fragments the mappers wrote (combined in a
-:class:`~mrjobs.buffers.PostingBuffer`), or ``None`` when ``--max-df`` drops
+:class:`~mrjobs.strategies.combining.PostingBuffer`), or ``None`` when ``--max-df`` drops
 it (counted in the group ``mrsparse df-cut``).  The inverted index job and
 both strategies of the dot-products job use it.
 
@@ -17,10 +17,10 @@ import uuid
 
 import numpy as np
 
-from .counters import (DFCUT, DUPLICATE_VECTOR_POSTINGS, FEATURES_DROPPED, INPUT,
+from mrjobs.counters import (DFCUT, DUPLICATE_VECTOR_POSTINGS, FEATURES_DROPPED, INPUT,
                        POSTINGS_DROPPED, PRODUCTS_DROPPED, ZERO_WEIGHT)
-from .kernels import merge_sum
-from .parsing import BAD_SUM, FLOAT32_MAX, InputError, weight_limit
+from mrjobs.kernels import merge_sum
+from mrjobs.parsing import BAD_SUM, FLOAT32_MAX, InputError, weight_limit
 
 __all__ = ["PostingAssembler"]
 

@@ -40,8 +40,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _c
-from .kernels import top_k_groups
+from mrjobs import _c
+from mrjobs.kernels import top_k_groups
 
 __all__ = ["pair_best", "PairWork", "ROWS", "COLUMNS", "KERNEL", "KERNEL_REASON",
            "bounds_cost_share"]
@@ -62,7 +62,7 @@ class PairWork(NamedTuple):
     """What :func:`pair_best` did (its generator's return value).
 
     ``products``: dot products computed.  The rest is pruning, 0 when no
-    :class:`~mrjobs.prune.PairPlan` was used: ``rows_pruned`` and
+    :class:`~mrjobs.pairs.bounds.PairPlan` was used: ``rows_pruned`` and
     ``columns_pruned``, vectors of each side whose bounds ruled out every
     group of the other; ``cells_pruned``, (row, column group) products
     skipped; ``pair_pruned``, 1 if the bounds ruled out the whole block pair.
@@ -102,9 +102,9 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
         Per-row statistics of the measure; pairs left out, as ``row *
         len(C) + col`` (two blocks only).
     prune : bool
-        With a threshold or ``k`` and a measure :mod:`mrjobs.prune` can
+        With a threshold or ``k`` and a measure :mod:`mrjobs.pairs.bounds` can
         bound, skip the (row, column group) products that cannot be kept
-        (:class:`mrjobs.prune.PairPlan`); the results keep the same pairs
+        (:class:`mrjobs.pairs.bounds.PairPlan`); the results keep the same pairs
         and scores, though a row's best may come in more than one result.
 
     Yields
@@ -317,7 +317,7 @@ def _dot(x, y):
 
 
 def _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror, stats, zeros):
-    """A :class:`~mrjobs.prune.PairPlan` where pruning pays, else None.
+    """A :class:`~mrjobs.pairs.bounds.PairPlan` where pruning pays, else None.
 
     Only with a threshold: with top-k alone, a first pass over one group
     gives floors too low to skip much (on text, ~8% of the products) and the
@@ -326,9 +326,9 @@ def _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror, stats
     product's bound is dropped."""
     if not prune or exclude is not None or scorer.threshold is None:
         return None
-    # here, not at the top: mrjobs.prune needs scipy, which a stripes task
+    # here, not at the top: mrjobs.pairs.bounds needs scipy, which a stripes task
     # (or the vectors and rows steps) must not need
-    from . import prune as _prune
+    from mrjobs.pairs import bounds as _prune
     if not _prune.supports(scorer.measure) or not _planning_pays(A, C, diagonal, mirror):
         return None
     plan = _prune.PairPlan(A, C, scorer.measure, _plan_scorer(scorer, *stats),
@@ -353,7 +353,7 @@ def _plan_scorer(scorer, stats_a, stats_c):
 
 
 def _pruned_best(plan, scorer, k, limit, held, mirror, diagonal, stats):
-    """:func:`pair_best` over the pairs a :class:`~mrjobs.prune.PairPlan`
+    """:func:`pair_best` over the pairs a :class:`~mrjobs.pairs.bounds.PairPlan`
     leaves: its first pass, then its live cells in row chunks."""
     order = plan.row_order()
     sizes = np.diff(plan.cols.edges).astype(np.float64)

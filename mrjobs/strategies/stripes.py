@@ -30,16 +30,16 @@ import numpy as np
 
 from mrcodecs.jobwire import Stripe
 
-from .buffers import PostingBuffer, RegroupBuffer, StripeBuffer
-from .counters import PARTIAL_PRODUCTS, WORK
-from .kernels import sort_sum, top_k_order
-from .strategy import Step
+from mrjobs.strategies.combining import PostingBuffer, RegroupBuffer, StripeBuffer
+from mrjobs.counters import PARTIAL_PRODUCTS, WORK
+from mrjobs.kernels import sort_sum, top_k_order
+from mrjobs.strategies.contract import Step
 
 __all__ = ["StripesStrategy"]
 
 
 class StripesStrategy:
-    """Steps of the stripes strategy (see :class:`mrjobs.strategy.Strategy`)."""
+    """Steps of the stripes strategy (see :class:`mrjobs.strategies.contract.Strategy`)."""
 
     name = "stripes"
 

@@ -23,7 +23,7 @@ from mrjob.protocol import JSONProtocol
 from mrcodecs import ID_DTYPE, DecodeError, EncodeError, SparseVector, VectorProtocol
 from mrcodecs.jobwire import RECORDS, Block, JobProtocol, Stripe, StripeProtocol, record_type
 
-from . import _c
+from mrjobs import _c
 
 __all__ = [
     "JSONStripeProtocol",
@@ -232,7 +232,7 @@ class CompactOutputProtocol(VectorProtocol):
 
 def _input_vector(line, fmt):
     """(uuid.UUID, SparseVector) of a line in an input format of the jobs."""
-    from .parsing import InputError, parse_vector
+    from mrjobs.parsing import InputError, parse_vector
     try:
         doc, ids, w = parse_vector(line, fmt)
         return uuid.UUID(bytes=doc), SparseVector(ids, w)

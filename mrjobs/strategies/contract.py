@@ -1,6 +1,6 @@
 """The contract between the dot-products job and its strategies.
 
-A strategy (:mod:`mrjobs.blocks`, :mod:`mrjobs.stripes`) is built from a
+A strategy (:mod:`mrjobs.strategies.blocks`, :mod:`mrjobs.strategies.stripes`) is built from a
 :class:`Context` -- what it may use of the job, and nothing more -- and
 follows :class:`Strategy`: the vectors step hands it each prepared vector
 (:meth:`Strategy.take`), and its :meth:`Strategy.steps` are reducer steps
@@ -23,7 +23,7 @@ class Context:
         Dot products to kept scores (measure, threshold, finite check).
     counts : mrjobs.counters.Counters
         The task's counters (the same object for the whole task).
-    postings : mrjobs.index.PostingAssembler
+    postings : mrjobs.strategies.postings.PostingAssembler
         A feature's whole posting list from its fragments, after the df-cut.
     wire_dtype : numpy dtype
         Dtype of the weights and scores written between steps.
@@ -37,7 +37,7 @@ class Context:
     df_cut : str
         The form of the ``--max-df`` cut under blocks, ``"counts"`` or
         ``"join"`` (``--df-cut-form``, set by the launcher; see
-        :func:`mrjobs.blocks.df_cut_form`).
+        :func:`mrjobs.strategies.blocks.df_cut_form`).
     """
 
     scorer: Any

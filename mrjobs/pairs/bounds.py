@@ -71,7 +71,7 @@ holds a score that the job would keep: the output is the same bytes.
 import numpy as np
 import scipy.sparse as sp
 
-from . import measures
+from mrjobs import measures
 
 __all__ = ["SUPPORTED", "supports", "group_rows", "feature_max", "stat_range",
            "dot_bounds", "score_bounds", "side_bounds", "group_floor", "live_cells",

@@ -2,7 +2,7 @@
 (the default).
 
 Vectors are assigned to B blocks by a stable function of their UUID
-(the blocking scheme: :mod:`mrjobs.blocking`).  After the vectors step (which merges
+(the blocking scheme: :mod:`mrjobs.strategies.scheme`).  After the vectors step (which merges
 each vector's lines and prepares its weights), each vector travels whole to
 the B block pairs it belongs to, combined into block fragments
 (:class:`~mrcodecs.jobwire.Block` records), and the reducer of a block pair
@@ -11,7 +11,7 @@ multiplies the pair's two blocks with scipy.sparse:
 ``pairs``
     The reducer of the pair ``(i, j)`` builds CSR matrices of its two blocks
     over the pair's own feature index (features in UUID order) and hands them
-    to the pair kernel (:func:`mrjobs.pairs.pair_best`), which multiplies
+    to the pair kernel (:func:`mrjobs.pairs.kernel.pair_best`), which multiplies
     them in row chunks of at most ``--buffer-entries`` products, so it never
     holds more than one chunk of products.  It turns dot products into scores,
     applies ``--threshold`` and keeps each row's ``--top-k`` best, in both
@@ -34,7 +34,7 @@ With ``--max-df N`` the cut takes one of two forms, chosen per job by
     and *rows* as without the cut.
 *counts* (three steps; the inline and local runners, at most 10 block pairs)
     Each vectors-step reducer task also counts, per family, how many of its
-    vectors hold each feature (:class:`~mrjobs.buffers.FeatureCounts`) and,
+    vectors hold each feature (:class:`~mrjobs.strategies.combining.FeatureCounts`) and,
     when it ends, sends that count table (a :class:`~mrcodecs.jobwire.Stripe`
     record: features, counts) to every block pair, since a feature's df is
     global.  The reducer of a pair sums the tables it receives into each
@@ -66,13 +66,13 @@ import numpy as np
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
 
-from .blocking import BlockBuffer, all_pairs, block_pair_key, block_pair_of, without
-from .buffers import FeatureCounts, PostingBuffer, RegroupBuffer
-from .counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
+from mrjobs.strategies.scheme import BlockBuffer, all_pairs, block_pair_key, block_pair_of, without
+from mrjobs.strategies.combining import FeatureCounts, PostingBuffer, RegroupBuffer
+from mrjobs.counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
                        DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
-from .kernels import group_starts
-from .pairs import ROWS, pair_best
-from .strategy import Step, by_family
+from mrjobs.kernels import group_starts
+from mrjobs.pairs.kernel import ROWS, pair_best
+from mrjobs.strategies.contract import Step, by_family
 
 __all__ = ["BlocksStrategy", "estimate_blocks", "df_cut_form", "DF_CUT_FORMS"]
 
@@ -210,7 +210,7 @@ class _Side:
 
 
 class BlocksStrategy:
-    """Steps of the blocks strategy (see :class:`mrjobs.strategy.Strategy`)."""
+    """Steps of the blocks strategy (see :class:`mrjobs.strategies.contract.Strategy`)."""
 
     name = "blocks"
 

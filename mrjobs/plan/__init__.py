@@ -49,7 +49,7 @@ is a uniform sample of all pairs:
   protocol (escapes included); record counts from the buffers' flush rules
   (``--buffer-entries``) and ``--reducers`` reduce tasks a step.  ``--max-df``
   under blocks is planned in the form the job picks for ``-r`` and the block
-  count (:func:`mrjobs.blocks.df_cut_form`): count tables to every block pair
+  count (:func:`mrjobs.strategies.blocks.df_cut_form`): count tables to every block pair
   (three steps) or the df and regroup steps (five).
 
 Time: measured constants of this machine (``--calibrate``: three runs of the
@@ -57,11 +57,11 @@ job on generated corpora on the local runner; the CPU seconds of each step's
 tasks fitted to k0 + c_bytes·bytes + c_pairs·pairs, so that a busy machine
 does not inflate them; a step then takes c0 + (c_bytes·bytes +
 c_pairs·pairs)/slots with c0 = k0/slots of the local run), stored with the date and
-the machine in ``bench/results/plan-calibration.json`` (``make bench``
+the machine in the package data ``mrjobs/plan/calibration.json`` (``make bench``
 refreshes it).  A cluster's slot is taken to be as fast as one core here.
 
-Depends on the job's own sizing code: :func:`mrjobs.blocks.estimate_blocks`,
-:func:`mrjobs.blocks.pair_memory_bytes`, ``DEFAULT_BLOCK_ENTRIES``,
+Depends on the job's own sizing code: :func:`mrjobs.strategies.blocks.estimate_blocks`,
+:func:`mrjobs.strategies.blocks.pair_memory_bytes`, ``DEFAULT_BLOCK_ENTRIES``,
 ``INPUT_BYTES_PER_ENTRY`` and ``MRSparseDotProducts._default_blocks``.
 """
 import argparse
@@ -82,7 +82,7 @@ import numpy as np
 
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
-from mrjobs.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, df_cut_form,
+from mrjobs.strategies.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, df_cut_form,
                            estimate_blocks, pair_memory_bytes)
 from mrjobs.kernels import sort_sum
 from mrjobs.measures import MEASURES, get as get_measure, prepare_rows, score
@@ -93,9 +93,10 @@ __all__ = ["Sample", "read_sample", "estimate", "format_plan", "measure_run", "c
 
 log = logging.getLogger(__name__)
 
-#: where --calibrate writes and the plan reads the time constants
-CALIBRATION = Path(__file__).resolve().parent.parent / "bench" / "results" / \
-    "plan-calibration.json"
+#: the time constants the plan reads by default: package data, measured by
+#: ``make bench`` (``--calibrate --calibration`` this file); a user's own
+#: calibration is any path given to ``--calibration``
+CALIBRATION = Path(__file__).resolve().parent / "calibration.json"
 #: bytes of a decoded entry held by a stripes reducer (posting list: id, weight, stat)
 POSTING_ENTRY_BYTES = 40
 #: the largest --vectors: past it, products and pair counts leave float64's
@@ -778,7 +779,7 @@ def estimate(corpus, queries, o, calibration=None):
         # input, at most one a core up to BALANCE_BYTES a core: size R by the
         # vectors step (its reducers send the --max-df count tables), whose
         # bytes do not depend on R
-        from mrjobs.localrunner import SPLIT_BYTES, task_count
+        from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
         R = e["reducers"] = task_count(int(_vectors_step(e, wire)["bytes"]),
                                        o.num_cores or os.cpu_count() or 1, SPLIT_BYTES)
     e["steps"] = _steps(e, wire, o, R)
@@ -1233,7 +1234,3 @@ def main(argv=None):
         print("mrsparse plan: error: out of memory (lower --sample-lines or --pair-sample)",
               file=sys.stderr)
         sys.exit(1)
-
-
-if __name__ == "__main__":
-    main()

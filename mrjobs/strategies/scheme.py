@@ -15,7 +15,7 @@ import numpy as np
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Block, block_pair_key, block_pair_of
 
-from .counters import BLOCK_ENTRIES_SENT, WORK
+from mrjobs.counters import BLOCK_ENTRIES_SENT, WORK
 
 __all__ = ["block_of", "routes", "all_pairs", "block_pair_key", "block_pair_of", "without",
            "BlockBuffer"]

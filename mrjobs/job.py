@@ -1,11 +1,11 @@
 """What the mrsparse jobs share: options, launching (with shipping and the
 end-of-run report) and reading input lines into checked vectors.
 
-The rest lives in its own module: :mod:`mrjobs.shipping` (the packages' zip),
+The rest lives in its own module: :mod:`mrjobs.runtime.shipping` (the packages' zip),
 :mod:`mrjobs.counters` (counter groups, batching, the report),
-:mod:`mrjobs.buffers` (in-task combining), :mod:`mrjobs.index` (posting lists
-and the df-cut), :mod:`mrjobs.stripes` and :mod:`mrjobs.blocks` (the two
-strategies of the dot-products job, behind :mod:`mrjobs.strategy`).
+:mod:`mrjobs.strategies.combining` (in-task combining), :mod:`mrjobs.strategies.postings` (posting lists
+and the df-cut), :mod:`mrjobs.strategies.stripes` and :mod:`mrjobs.strategies.blocks` (the two
+strategies of the dot-products job, behind :mod:`mrjobs.strategies.contract`).
 """
 import argparse
 import codecs
@@ -32,19 +32,19 @@ from mrjob.protocol import BytesValueProtocol
 from mrjob.step import StepFailedException
 from mrjob.util import log_to_null, log_to_stream
 
-from .counters import (DFCUT, DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_VECTOR, INPUT,
+from mrjobs.counters import (DFCUT, DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_VECTOR, INPUT,
                        SKIPPED, VECTORS_READ, ZERO_WEIGHT, Counters, run_report)
-from .faults import task_hooks
-from .launch import (STDIN, FsOutputCommitter, InputPathError, OutputCommitter,
+from mrjobs.runtime.testhooks import task_hooks
+from mrjobs.runtime.launch import (STDIN, FsOutputCommitter, InputPathError, OutputCommitter,
                      OutputConflict, OverlapError, TaskGuard, check_task_python,
                      probe_task_python, refuse_device, refuse_overlap, stdin_fd, tree_bytes,
                      watch_launcher)
-from .launch import input_kind as _path_kind
-from .progress import ProgressMonitor, status_text
-from .kernels import merge_sum, sort_sum
-from .parsing import (BAD_SUM, BAD_WEIGHT, FORMATS, TINY_WEIGHT, InputError, float32_zeros,
+from mrjobs.runtime.launch import input_kind as _path_kind
+from mrjobs.runtime.progress import ProgressMonitor, status_text
+from mrjobs.kernels import merge_sum, sort_sum
+from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, FORMATS, TINY_WEIGHT, InputError, float32_zeros,
                       parse_vector, weight_limit)
-from .shipping import package_zip
+from mrjobs.runtime.shipping import package_zip
 
 __all__ = ["SparseJob", "JobError", "input_kind"]
 
@@ -138,11 +138,11 @@ class SparseJob(MRJob):
         return np.float32 if self.options.float32 else np.float64
 
     def internal_protocol(self):
-        from .wire import internal_protocol_class
+        from mrjobs.protocols import internal_protocol_class
         return internal_protocol_class(self.options.wire)()
 
     def output_protocol(self):
-        from .wire import CompactOutputProtocol, NeighboursJSONProtocol
+        from mrjobs.protocols import CompactOutputProtocol, NeighboursJSONProtocol
         if self.options.output_format == "compact":
             return CompactOutputProtocol()
         return NeighboursJSONProtocol()
@@ -172,13 +172,13 @@ class SparseJob(MRJob):
 
     def _runner_class(self):
         if self.options.runner == "local":
-            from .localrunner import LocalRunner
+            from mrjobs.runtime.localrunner import LocalRunner
             return LocalRunner
         return super()._runner_class()
 
     def split_bytes(self):
         """Bytes of a step's input per local task, where the job's output does
-        not depend on how the input is split (see :mod:`mrjobs.localrunner`);
+        not depend on how the input is split (see :mod:`mrjobs.runtime.localrunner`);
         None: mrjob's two tasks per core."""
         return None
 
@@ -236,7 +236,7 @@ class SparseJob(MRJob):
             kwargs["py_files"] = [f for f in kwargs.get("py_files") or [] if f != zip_path]
 
     def _probe_task_python(self, python, cmdenv):
-        """:func:`~mrjobs.launch.probe_task_python` for the task modules, ours
+        """:func:`~mrjobs.runtime.launch.probe_task_python` for the task modules, ours
         and mrjob's imports, in the tasks' environment, once per interpreter."""
         cache = self.__dict__.setdefault("_probed", {})
         key = tuple(python)
@@ -403,7 +403,7 @@ class SparseJob(MRJob):
         """A temporary directory at or inside ``--output-dir`` would be
         replaced with it (under --overwrite-output) or would change it while
         the job runs: refused before anything is written."""
-        from .launch import _relation
+        from mrjobs.runtime.launch import _relation
         final = self._committer.final
         temps = [("TMPDIR", tempfile.gettempdir())]
         if getattr(self.options, "local_tmp_dir", None):
@@ -704,13 +704,13 @@ class _task_errors:
     local runner that is what the job's failure shows -- instead of a
     traceback from deep inside.  On the inline runner the error reaches the
     launcher, which prints the same line.  A task of the local runner also
-    ends when its launcher does (:func:`mrjobs.launch.watch_launcher`)."""
+    ends when its launcher does (:func:`mrjobs.runtime.launch.watch_launcher`)."""
 
     def __init__(self, job, task, step_num):
         self.job, self.task, self.step_num = job, task, step_num
 
     def __enter__(self):
-        task_hooks(self.task)  # test hooks (mrjobs/faults.py): inert unless MRSPARSE_TEST_* set
+        task_hooks(self.task)  # test hooks (mrjobs/runtime/testhooks.py): inert unless MRSPARSE_TEST_* set
         own_process = sys.stderr is sys.__stderr__ and sys.stderr is not None
         self.unwatch = watch_launcher() if own_process else (lambda: None)
         self.saved = np.seterr(over="raise", invalid="raise", divide="raise", under="ignore")
@@ -754,7 +754,7 @@ class _task_errors:
 
 #: what a task imports besides :meth:`SparseJob.task_modules`: our packages,
 #: and the modules mrjob imports in every task that the package zip also
-#: carries stand-ins for (:mod:`mrjobs.shipping`)
+#: carries stand-ins for (:mod:`mrjobs.runtime.shipping`)
 OWN_MODULES = ("mrjob", __package__, "mrcodecs")
 MRJOB_IMPORTS = ("pipes", "distutils.spawn", "distutils.version")
 
@@ -863,7 +863,7 @@ def _where(line_in_task):
     path = SparseJob._input_file()
     start = int(jobconf_from_env("mapreduce.map.input.start", "0") or 0)
     if path.startswith("file:"):
-        from .launch import _local_path
+        from mrjobs.runtime.launch import _local_path
         path = _local_path(path)
     if start == 0:
         return "%s, line %d" % (path, line_in_task)
@@ -886,12 +886,12 @@ def _chunks(f, nbytes, size=1 << 20):
 
 
 def _local(path):
-    from .launch import _is_local
+    from mrjobs.runtime.launch import _is_local
     return _is_local(path)
 
 
 def input_kind(path, option):
-    """:func:`mrjobs.launch.input_kind` ("stream" or "files"), a refused
+    """:func:`mrjobs.runtime.launch.input_kind` ("stream" or "files"), a refused
     path as a :class:`JobError`."""
     try:
         return _path_kind(path, option)
@@ -900,7 +900,7 @@ def input_kind(path, option):
 
 
 def _local_path(path):
-    from .launch import _local_path as local_path
+    from mrjobs.runtime.launch import _local_path as local_path
     return local_path(path)
 
 

@@ -2,7 +2,7 @@
 
 Every task of the mrsparse jobs reports its input as it reads it, every few
 seconds, as a Hadoop Streaming status line (``reporter:status:mrsparse
-running: N lines, B bytes``; see :meth:`mrjobs.base.SparseJob._read_input`).
+running: N lines, B bytes``; see :meth:`mrjobs.job.SparseJob._read_input`).
 Hadoop shows those in its task status.  The inline and local runners write
 each task's stderr to ``<tmp>/step/NNN/<mapper|reducer>/NNNNN/stderr``;
 :class:`ProgressMonitor` reads the last status line of each and logs, every

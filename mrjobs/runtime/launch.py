@@ -108,7 +108,7 @@ def refuse_overlap(output_dir, inputs):
     >>> refuse_overlap("/data", [("the input", "/data/in.jsonl")])
     Traceback (most recent call last):
     ...
-    mrjobs.launch.OverlapError: --output-dir /data holds the input /data/in.jsonl: ...
+    mrjobs.runtime.launch.OverlapError: --output-dir /data holds the input /data/in.jsonl: ...
     >>> refuse_overlap("hdfs:///out", [("the input", "hdfs://nn:8020/data/*.jsonl")])
     """
     if not output_dir:
@@ -136,7 +136,7 @@ class InputPathError(ValueError):
     directory)."""
 
 
-#: stands for stdin in :meth:`mrjobs.base.SparseJob._read_stream`
+#: stands for stdin in :meth:`mrjobs.job.SparseJob._read_stream`
 STDIN = object()
 
 

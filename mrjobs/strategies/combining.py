@@ -1,5 +1,5 @@
 """Bounded in-task combining buffers of the jobs (the blocks strategy's own,
-:class:`~mrjobs.blocking.BlockBuffer`, is with the blocking scheme).
+:class:`~mrjobs.strategies.scheme.BlockBuffer`, is with the blocking scheme).
 
 Each buffer takes whole records, holds at most ``limit`` entries (plus the
 record that crossed the limit) and, when flushed, yields ``(key, value)``
@@ -12,8 +12,8 @@ import numpy as np
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
 
-from .counters import STRIPE_ENTRIES_COMBINED, STRIPE_ENTRIES_EMITTED, WORK
-from .kernels import group_starts, sort_sum, top_k_groups
+from mrjobs.counters import STRIPE_ENTRIES_COMBINED, STRIPE_ENTRIES_EMITTED, WORK
+from mrjobs.kernels import group_starts, sort_sum, top_k_groups
 
 __all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "FeatureCounts"]
 
