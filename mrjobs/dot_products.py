@@ -36,8 +36,6 @@ import argparse
 import fnmatch
 import logging
 import os
-import stat
-from urllib.parse import urlsplit
 
 import numpy as np
 from mrjob.step import MRStep
@@ -49,9 +47,10 @@ from mrjobs.strategies.blocks import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, INPUT
 from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTORS_READ
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.kernels import top_k_order
-from mrjobs.runtime.launch import matches
 from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text, prepare_rows
 from mrjobs.scoring import Scorer
+from mrjobs.runtime.paths import (OverlapError, local_files, local_lines, local_size,
+                                  refuse_query_overlap, split_path)
 from mrjobs.strategies.contract import Context, by_family
 from mrjobs.strategies.stripes import StripesStrategy
 
@@ -174,19 +173,18 @@ class MRSparseDotProducts(SparseJob):
             error("argument --include-self: does not apply with --queries "
                   "(queries and vectors are two families)")
 
-    def _check_launch_options(self):
-        super()._check_launch_options()  # (streams read into files: see SparseJob)
+    def check_launch(self):
         o = self.options
         if o.strategy == "blocks" and o.blocks is not None and o.blocks > 1:
             paths = (list(o.args) or ["-"]) + ([o.queries] if o.queries else [])
-            lines = _local_lines(paths, stop_above=o.blocks)
+            lines = local_lines(paths, stop_above=o.blocks)
             if lines is not None and lines < o.blocks:
                 self.arg_parser.error(
                     "argument --blocks: %d blocks for %d input line(s): more blocks than "
                     "vectors only adds empty block pairs (at most %d here)"
                     % (o.blocks, lines, max(lines, 1)))
 
-    def _other_inputs(self):
+    def other_inputs(self):
         q = self.options.queries
         return [("--queries", q)] if q else []
 
@@ -200,13 +198,13 @@ class MRSparseDotProducts(SparseJob):
             advice.append("raise --blocks (now %d)" % o.blocks)
         return ", ".join(advice[:-1]) + " or " + advice[-1] if len(advice) > 1 else advice[0]
 
-    def _read_streams(self):
-        super()._read_streams()
+    def read_streams(self, streams):
+        super().read_streams(streams)
         o = self.options
         if o.queries and input_kind(o.queries, "--queries path") == "stream":
             if not hasattr(self, "_queries_given"):
                 self._queries_given = o.queries
-            o.queries = self._read_stream(o.queries, "--queries %s" % o.queries)
+            o.queries = streams.read(o.queries, "--queries %s" % o.queries)
 
     def task_modules(self):
         if self.options.strategy == "blocks":
@@ -257,7 +255,10 @@ class MRSparseDotProducts(SparseJob):
                 if by_name and "--queries-match" not in extra:
                     extra += ["--queries-match", "name"]
                 kwargs["extra_args"] = extra
-                _refuse_overlap(inputs, absolute, by_name)
+                try:
+                    refuse_query_overlap(inputs, absolute, by_name)
+                except OverlapError as e:
+                    raise JobError(str(e)) from None
                 o.queries = absolute
             kwargs["input_paths"] = inputs + [o.queries]
         if o.strategy == "blocks":
@@ -278,7 +279,7 @@ class MRSparseDotProducts(SparseJob):
         """Bytes of the local input files (and queries), or None."""
         paths = (list(self.options.args) or ["-"]) + (
             [self.options.queries] if self.options.queries else [])
-        return _local_size(paths)
+        return local_size(paths)
 
     def _default_blocks(self):
         """--blocks from the input's size (local files) and the runner's cores."""
@@ -354,14 +355,14 @@ class MRSparseDotProducts(SparseJob):
                              "$mapreduce_map_input_file is not set (on Spark, pass "
                              "--emulate-map-input-file)")
         if self.options.queries_match == "name":
-            return os.path.basename(_split_path(path)[2]) in self._query_names()
+            return os.path.basename(split_path(path)[2]) in self._query_names()
         return is_query_path(path, q)
 
     def _query_names(self):
         names = getattr(self, "_query_names_cache", None)
         if names is None:
             q = self.options.queries
-            names = self._query_names_cache = {os.path.basename(f) for f in _local_files(q)} \
+            names = self._query_names_cache = {os.path.basename(f) for f in local_files(q)} \
                 or {os.path.basename(q.rstrip("/"))}
         return names
 
@@ -431,8 +432,8 @@ class MRSparseDotProducts(SparseJob):
         yield from self.strategy.take_final()
         self._task_final()
 
-    def _check_something_was_read(self, counters):
-        super()._check_something_was_read(counters)
+    def check_something_was_read(self, counters):
+        super().check_something_was_read(counters)
         q = self.options.queries
         if q and not sum(step.get(INPUT, {}).get(QUERY_VECTORS_READ, 0)
                          for step in counters or ()):
@@ -471,16 +472,6 @@ class MRSparseDotProducts(SparseJob):
         yield doc, Stripe(ids[order], sc[order])
 
 
-def _split_path(path):
-    """(scheme, authority, path) of a path or URI; plain paths and ``file:``
-    URIs (``file:/p``, ``file:///p``, ``file://host/p``) are scheme ``file``."""
-    parts = urlsplit(path)
-    scheme = parts.scheme or "file"
-    if scheme == "file":
-        return "file", "", parts.path or "/"
-    return scheme, parts.netloc, parts.path or "/"
-
-
 def is_query_path(path, queries):
     """True if the input file ``path`` (as a task sees it) is one of the query
     files named by ``queries`` (a file, a directory or a glob, by whole path;
@@ -495,89 +486,12 @@ def is_query_path(path, queries):
     >>> is_query_path("hdfs://nn:8020/q/a.jsonl", "hdfs:///q/*.jsonl")
     True
     """
-    p_scheme, p_auth, p = _split_path(path)
-    q_scheme, q_auth, q = _split_path(queries)
+    p_scheme, p_auth, p = split_path(path)
+    q_scheme, q_auth, q = split_path(queries)
     q = q.rstrip("/") or "/"
     if p_scheme == q_scheme and (p_auth == q_auth or not p_auth or not q_auth):
         return p == q or p.startswith(q + "/") or fnmatch.fnmatchcase(p, q)
     return False
-
-
-def _local_files(path):
-    out = set()
-    for f in matches(path):
-        real = os.path.realpath(f)
-        # a pipe of /dev/fd resolves to a name that is no path ("pipe:[123]")
-        out.add(real if os.path.exists(real) else os.path.abspath(f))
-    return out
-
-
-def _regular(files):
-    """True if every file is a regular one (its size and lines can be read
-    without consuming it or reading forever)."""
-    try:
-        return all(stat.S_ISREG(os.stat(f).st_mode) for f in files)
-    except OSError:
-        return False
-
-
-def _refuse_overlap(inputs, queries, by_name=False):
-    """A file that is both an input and a query -- or, where tasks can only go
-    by file names (``by_name``), that shares a query file's name -- cannot be
-    told apart: refuse it."""
-    qfiles = _local_files(queries)
-    qnames = {os.path.basename(f) for f in qfiles}
-    for path in inputs:
-        if path == "-" or "://" in path:
-            continue
-        files = _local_files(path)
-        both = files & qfiles
-        if both:
-            raise JobError("--queries %s and the input %s both hold %s: a file is either "
-                           "a query or an input" % (queries, path, sorted(both)[0]))
-        if by_name:
-            same = sorted(f for f in files if os.path.basename(f) in qnames)
-            if same:
-                raise JobError("the input file %s has the name of a query file: this "
-                               "runner uploads local files, and its tasks can only tell "
-                               "queries by file name; rename one, or put the queries on "
-                               "the cluster's filesystem and give --queries as a URI"
-                               % same[0])
-
-
-def _local_lines(paths, stop_above):
-    """Lines of local input paths, counted until more than ``stop_above``
-    (then ``stop_above + 1``); None if any path is not local (or stdin).
-    Compressed files count as unknown."""
-    if any(p == "-" or "://" in p for p in paths):
-        return None
-    files = sorted(set().union(*map(_local_files, paths)))
-    if not _regular(files):
-        return None
-    lines = 0
-    for f in files:
-        if f.endswith((".gz", ".bz2")):
-            return None
-        with open(f, "rb") as fh:
-            last = b"\n"
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                lines += chunk.count(b"\n")
-                last = chunk[-1:]
-                if lines > stop_above:
-                    return stop_above + 1
-            lines += last != b"\n"
-    return lines
-
-
-def _local_size(paths):
-    """Total bytes of local input paths (files, directories, globs), or None
-    if any is not a local path, is stdin or is no regular file (a pipe)."""
-    if any(p == "-" or "://" in p for p in paths):
-        return None
-    files = set().union(*map(_local_files, paths))
-    if not _regular(files):
-        return None
-    return sum(os.path.getsize(f) for f in files)
 
 
 if __name__ == "__main__":

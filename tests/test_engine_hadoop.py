@@ -194,7 +194,7 @@ def test_output_replaced_only_by_a_run_that_succeeded(streaming_jar, hadoop_tmp,
 
 
 class _HadoopShell:
-    """What :class:`mrjobs.runtime.launch.FsOutputCommitter` asks of mrjob's Hadoop
+    """What :class:`mrjobs.runtime.commit.FsOutputCommitter` asks of mrjob's Hadoop
     filesystem: the `hadoop` command (here the real FsShell, local mode)."""
 
     def get_hadoop_bin(self):
@@ -220,7 +220,7 @@ def test_the_hadoop_fs_committer_follows_the_output_rule(tmp_path, start, change
     `hadoop fs` (-stat, -ls -R, -mv) as on HDFS, here on file: URIs: it
     replaces only what was there at the start, and a change during the run
     fails it with both outputs kept."""
-    from mrjobs.runtime.launch import FsOutputCommitter, OutputConflict
+    from mrjobs.runtime.commit import FsOutputCommitter, OutputConflict
     out = tmp_path / "out"
     if start == "full":
         _hdir(out, {"part-00000": "old\n", "_SUCCESS": ""})

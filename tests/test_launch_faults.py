@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from mrjobs.runtime.launch import OverlapError, refuse_overlap
+from mrjobs.runtime.paths import OverlapError, refuse_overlap
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import bare_python, corpus
 

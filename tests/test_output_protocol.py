@@ -1,7 +1,7 @@
 """What a run does to ``--output-dir``, in every ordering of the things that
 can happen around it.
 
-The rule (mrjobs.runtime.launch.OutputCommitter): the output is committed only by a
+The rule (mrjobs.runtime.commit.OutputCommitter): the output is committed only by a
 run that succeeded, in one atomic rename, and only onto what the run was
 allowed to replace -- what was at ``--output-dir`` when it started (nothing,
 an empty directory, or under ``--overwrite-output`` a non-empty one, with the
@@ -23,8 +23,8 @@ import sys
 
 import pytest
 
-from mrjobs.runtime import launch
-from mrjobs.runtime.launch import OutputCommitter, OutputConflict, rename_noreplace
+from mrjobs.runtime import commit as launch
+from mrjobs.runtime.commit import OutputCommitter, OutputConflict, rename_noreplace
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
 from tests.test_launch_faults import descendants, env_for, running, wait_for

@@ -15,6 +15,7 @@ from mrjob.job import MRJob
 from mrjob.step import StepFailedException
 
 from mrjobs import job as base
+from mrjobs.runtime.shipping import package_zip
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.testing import run_job
 from tests.engines.support import mrsparse_counters
@@ -28,7 +29,7 @@ ARGS = ["--measure", "jaccard", "--threshold", "0.2"]
 
 
 def test_zip_holds_both_packages_and_no_extension():
-    names = zipfile.ZipFile(base.package_zip()).namelist()
+    names = zipfile.ZipFile(package_zip()).namelist()
     assert {"mrcodecs/__init__.py", "mrjobs/__init__.py", "mrjobs/dot_products.py",
             "mrjobs/job.py"} <= set(names)
     assert not [n for n in names if n.endswith((".so", ".pyc"))]

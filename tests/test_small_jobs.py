@@ -4,10 +4,10 @@ import os
 import sys
 
 from mrjobs.runtime import localrunner
-from mrjobs.job import _cat_output_in_order
+from mrjobs.runtime.report import cat_output_in_order
 from mrjobs.strategies.blocks import INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.runtime.launch import check_task_python, probe_task_python
+from mrjobs.runtime.tasks import check_task_python, probe_task_python
 from mrjobs.runtime.localrunner import BALANCE_BYTES, SPLIT_BYTES, task_count
 from mrjobs.runtime.shipping import package_zip
 from mrjobs.testing import run_job
@@ -79,7 +79,7 @@ def _run_local(tmp_path, name, args):
     job = _job("-r", "local", "--local-tmp-dir", str(tmp), "--cleanup", "NONE", *args)
     with job.make_runner() as runner:
         runner.run()
-        output = b"".join(_cat_output_in_order(runner))
+        output = b"".join(cat_output_in_order(runner))
         steps = os.path.join(runner._get_local_tmp_dir(), "step")
         tasks = {int(s): tuple(len([t for t in os.listdir(os.path.join(steps, s, kind))
                                     if t.isdigit()]) for kind in ("mapper", "reducer"))

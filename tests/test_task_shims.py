@@ -5,7 +5,7 @@ mrjob 0.7.4 imports ``distutils`` (gone from the standard library in 3.12)
 and ``pipes`` (gone in 3.13) in every task.  The shims go at the root of the
 zip the jobs ship; each defers to the real module when there is one.
 
-The zip built here is ``mrjobs.job.package_zip()`` plus the shims it does
+The zip built here is ``mrjobs.runtime.shipping.package_zip()`` plus the shims it does
 not ship yet (a change to mrjobs/job.py, pending), or without them for the
 control.
 """
@@ -20,7 +20,7 @@ import zipfile
 import pytest
 
 import mrcodecs
-from mrjobs import job as base
+from mrjobs.runtime import runnerargs as base
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.testing import run_job
 from tests import jobs_helpers

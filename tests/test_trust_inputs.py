@@ -28,7 +28,8 @@ import time
 
 import pytest
 
-from mrjobs.job import TaskFailed, _task_errors
+from mrjobs.runtime.errors import TaskFailed
+from mrjobs.runtime.tasks import task_errors
 from mrjobs.dot_products import LARGE_TOP_K, MAX_TOP_K, MRSparseDotProducts
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
@@ -308,7 +309,7 @@ def test_out_of_memory_advice_names_a_large_top_k(k, named):
     args = ["--blocks", "3"] + (["--top-k", str(k)] if k else [])
     job = MRSparseDotProducts(args)
     with pytest.raises(TaskFailed) as e:
-        with _task_errors(job, "reducer", 1):
+        with task_errors(job, "reducer", 1):
             raise MemoryError()
     message = str(e.value)
     assert message.startswith("out of memory in the reducer of step 2 ")

@@ -87,6 +87,7 @@ from mrjobs.strategies.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENT
 from mrjobs.kernels import sort_sum
 from mrjobs.measures import MEASURES, get as get_measure, prepare_rows, score
 from mrjobs.parsing import FORMATS, InputError, parse_vector
+from mrjobs.runtime.paths import matches
 
 __all__ = ["Sample", "read_sample", "estimate", "format_plan", "measure_run", "calibrate",
            "main", "PlanError"]
@@ -148,17 +149,9 @@ def input_files(path):
     if path == "-" or "://" in path:
         raise PlanError("the plan reads local files; %s is not one (copy a part of the "
                         "input here, and give --vectors N for the whole)" % path)
-    matches = sorted(glob.glob(path))
-    if not matches:
+    if not glob.glob(path):
         raise PlanError("input path %s does not exist" % path)
-    out = []
-    for m in matches:
-        if os.path.isdir(m):
-            for root, _, files in sorted(os.walk(m)):
-                out.extend(os.path.join(root, f) for f in sorted(files))
-        else:
-            out.append(m)
-    return out
+    return list(matches(path))
 
 
 def _offsets(sizes, lines):
