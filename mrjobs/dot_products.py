@@ -42,8 +42,9 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.job import MAX_COUNT, JobError, SparseJob, at_least, finite_float, input_kind
-from mrjobs.strategies.blocks import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, INPUT_BYTES_PER_ENTRY,
-                           BlocksStrategy, df_cut_form, estimate_blocks, pair_memory_bytes)
+from mrjobs.strategies.blocks import BlocksStrategy
+from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, MAX_BLOCKS,
+                                      default_blocks, df_cut_form)
 from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTORS_READ
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.kernels import top_k_order
@@ -59,11 +60,6 @@ __all__ = ["MRSparseDotProducts"]
 log = logging.getLogger(__name__)
 
 STRATEGIES = {"blocks": BlocksStrategy, "stripes": StripesStrategy}
-
-#: the largest --blocks: each vector crosses the shuffle --blocks times, so
-#: 10,000 blocks is a shuffle 10,000 times the input -- far past any corpus
-#: the blocks strategy suits (README, "Choosing --blocks")
-MAX_BLOCKS = 10000
 
 #: the largest --top-k: more neighbours than any output line could list, and
 #: far from the end of the kernels' sizes (``k + k/2`` slots a vector)
@@ -133,7 +129,7 @@ class MRSparseDotProducts(SparseJob):
                  "local runner's cores. At most %d, and at most the number of input lines "
                  "where the input is local." % (DEFAULT_BLOCK_ENTRIES, MAX_BLOCKS))
         # set by the launcher with --max-df under blocks: the cut's form
-        # (mrjobs.strategies.blocks.df_cut_form); a job built without it uses "join"
+        # (mrjobs.strategies.sizing.df_cut_form); a job built without it uses "join"
         self.add_passthru_arg("--df-cut-form", choices=DF_CUT_FORMS, default=None,
                               help=argparse.SUPPRESS)
 
@@ -283,28 +279,9 @@ class MRSparseDotProducts(SparseJob):
 
     def _default_blocks(self):
         """--blocks from the input's size (local files) and the runner's cores."""
-        size = self._input_size()
-        runner = self.options.runner or "inline"
-        reducers = 1
-        if runner == "local":
-            reducers = self.options.num_cores or os.cpu_count() or 1
-        if size is None:
-            blocks = max(estimate_blocks(0, reducers), 8)
-            log.info("blocks strategy: %d blocks (input size unknown: not local files; "
-                     "set --blocks N for your corpus)", blocks)
-            return blocks
-        entries = size // INPUT_BYTES_PER_ENTRY
-        blocks = estimate_blocks(entries, reducers)
-        if blocks > MAX_BLOCKS:  # an input over ~900 GB: the job's own limit
-            log.warning("blocks strategy: %d blocks would suit this input, more than the "
-                        "job takes (%d): using %d; each block-pair reducer then holds more "
-                        "(plan with python -m mrjobs.plan)", blocks, MAX_BLOCKS, MAX_BLOCKS)
-            blocks = MAX_BLOCKS
-        log.info("blocks strategy: %d block(s), %d block pair(s), for ~%d entries (%d input "
-                 "bytes); each block-pair reducer needs about %d MB (--blocks N to change)",
-                 blocks, blocks * (blocks + 1) // 2, entries, size,
-                 pair_memory_bytes(entries, blocks, self.options.buffer_entries) // 2**20)
-        return blocks
+        o = self.options
+        return default_blocks(self._input_size(), o.runner or "inline", o.num_cores,
+                              o.buffer_entries)
 
     def split_bytes(self):
         # blocks gives the same bytes for every partitioning; stripes' sums

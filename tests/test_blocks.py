@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mrjobs.strategies.scheme import block_of
-from mrjobs.strategies.blocks import SMALL_ENTRIES, estimate_blocks
+from mrjobs.strategies.sizing import SMALL_ENTRIES, estimate_blocks
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.pairs.kernel import _chunk_ends
 from tests import jobs_helpers

@@ -10,7 +10,7 @@ import pytest
 
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import JobProtocol, Stripe
-from mrjobs.strategies.blocks import df_cut_form
+from mrjobs.strategies.sizing import df_cut_form
 from mrjobs.strategies.combining import FeatureCounts
 from mrjobs.counters import Counters
 from mrjobs.dot_products import MRSparseDotProducts

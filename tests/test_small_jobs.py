@@ -5,7 +5,7 @@ import sys
 
 from mrjobs.runtime import localrunner
 from mrjobs.runtime.report import cat_output_in_order
-from mrjobs.strategies.blocks import INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES
+from mrjobs.strategies.sizing import INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.runtime.tasks import check_task_python, probe_task_python
 from mrjobs.runtime.localrunner import BALANCE_BYTES, SPLIT_BYTES, task_count

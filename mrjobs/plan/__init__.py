@@ -49,7 +49,7 @@ is a uniform sample of all pairs:
   protocol (escapes included); record counts from the buffers' flush rules
   (``--buffer-entries``) and ``--reducers`` reduce tasks a step.  ``--max-df``
   under blocks is planned in the form the job picks for ``-r`` and the block
-  count (:func:`mrjobs.strategies.blocks.df_cut_form`): count tables to every block pair
+  count (:func:`mrjobs.strategies.sizing.df_cut_form`): count tables to every block pair
   (three steps) or the df and regroup steps (five).
 
 Time: measured constants of this machine (``--calibrate``: three runs of the
@@ -60,9 +60,9 @@ c_pairs·pairs)/slots with c0 = k0/slots of the local run), stored with the date
 the machine in the package data ``mrjobs/plan/calibration.json`` (``make bench``
 refreshes it).  A cluster's slot is taken to be as fast as one core here.
 
-Depends on the job's own sizing code: :func:`mrjobs.strategies.blocks.estimate_blocks`,
-:func:`mrjobs.strategies.blocks.pair_memory_bytes`, ``DEFAULT_BLOCK_ENTRIES``,
-``INPUT_BYTES_PER_ENTRY`` and ``MRSparseDotProducts._default_blocks``.
+Depends on the job's own sizing code: :func:`mrjobs.strategies.sizing.estimate_blocks`,
+:func:`mrjobs.strategies.sizing.pair_memory_bytes`, ``DEFAULT_BLOCK_ENTRIES``,
+``INPUT_BYTES_PER_ENTRY`` and :func:`mrjobs.strategies.sizing.default_blocks`.
 """
 import argparse
 import datetime
@@ -82,12 +82,13 @@ import numpy as np
 
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
-from mrjobs.strategies.blocks import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, df_cut_form,
-                           estimate_blocks, pair_memory_bytes)
+from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
+                                      cores, default_blocks, df_cut_form, estimate_blocks,
+                                      pair_memory_bytes, reducers)
 from mrjobs.kernels import sort_sum
 from mrjobs.measures import MEASURES, get as get_measure, prepare_rows, score
 from mrjobs.parsing import FORMATS, InputError, parse_vector
-from mrjobs.runtime.paths import matches
+from mrjobs.runtime.paths import local_size, matches
 
 __all__ = ["Sample", "read_sample", "estimate", "format_plan", "measure_run", "calibrate",
            "main", "PlanError"]
@@ -610,40 +611,31 @@ def job_args(o, inputs=None):
     return args
 
 
-def _max_blocks():
-    from mrjobs.dot_products import MAX_BLOCKS
-    return MAX_BLOCKS
-
-
 def _job_blocks(o, input_bytes):
     """The block count the job would choose: ``--blocks``, else the job's own
     default for this input (or, with --vectors, for an input of
     ``input_bytes``, by the same rule); and the default's rule before the
-    job's limit of :data:`~mrjobs.dot_products.MAX_BLOCKS` (None when
+    job's limit of :data:`~mrjobs.strategies.sizing.MAX_BLOCKS` (None when
     within it)."""
     if o.blocks is not None:
         return o.blocks, None
     if o.vectors is None:
-        from mrjobs.dot_products import MRSparseDotProducts
-        job = MRSparseDotProducts(job_args(o) + ["--no-conf"])
-        logging.getLogger("mrjobs.dot_products").disabled = True
+        paths = (list(o.inputs) or ["-"]) + ([o.queries] if o.queries else [])
+        logging.getLogger("mrjobs.strategies.sizing").disabled = True
         try:
-            b = job._default_blocks()
+            b = default_blocks(local_size(paths), o.runner, o.num_cores)
         finally:
-            logging.getLogger("mrjobs.dot_products").disabled = False
+            logging.getLogger("mrjobs.strategies.sizing").disabled = False
     else:
-        reducers = 1
-        if o.runner == "local":
-            reducers = o.num_cores or os.cpu_count() or 1
-        b = estimate_blocks(int(input_bytes) // INPUT_BYTES_PER_ENTRY, reducers)
-    return (b, None) if b <= _max_blocks() else (_max_blocks(), b)
+        b = estimate_blocks(int(input_bytes) // INPUT_BYTES_PER_ENTRY, reducers(o.runner, o.num_cores))
+    return (b, None) if b <= MAX_BLOCKS else (MAX_BLOCKS, b)
 
 
 def _suggest_blocks(entries, o, R):
     """The smallest B with at least 4 block pairs a reduce task (one block for
     a small input, as the job's default), blocks of at most
     DEFAULT_BLOCK_ENTRIES and a pair reducer within --reducer-memory."""
-    top = _max_blocks()
+    top = MAX_BLOCKS
     b = min(estimate_blocks(entries, min(R, MAX_TASKS), DEFAULT_BLOCK_ENTRIES), top)
     if o.reducer_memory:
         limit = o.reducer_memory * 2 ** 20
@@ -714,7 +706,7 @@ def _reducers(o):
     if o.reducers:
         return o.reducers
     if o.runner in (None, "inline", "local"):
-        return 2 * (o.num_cores or os.cpu_count() or 1)
+        return 2 * cores(o.num_cores)
     return 1
 
 
@@ -774,7 +766,7 @@ def estimate(corpus, queries, o, calibration=None):
         # bytes do not depend on R
         from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
         R = e["reducers"] = task_count(int(_vectors_step(e, wire)["bytes"]),
-                                       o.num_cores or os.cpu_count() or 1, SPLIT_BYTES)
+                                       cores(o.num_cores), SPLIT_BYTES)
     e["steps"] = _steps(e, wire, o, R)
     e["seconds"] = _seconds(e["steps"], e, R, calibration)
     e["calibration"] = calibration

@@ -37,7 +37,7 @@ class Context:
     df_cut : str
         The form of the ``--max-df`` cut under blocks, ``"counts"`` or
         ``"join"`` (``--df-cut-form``, set by the launcher; see
-        :func:`mrjobs.strategies.blocks.df_cut_form`).
+        :func:`mrjobs.strategies.sizing.df_cut_form`).
     """
 
     scorer: Any
