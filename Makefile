@@ -44,20 +44,13 @@ endif
 # extensions (mrcodecs's pure-Python twin, mrjobs's numpy pair kernel: both
 # extensions stay installed; MRCODECS_PUREPYTHON=1 bypasses them), jobs on
 # the inline runner (tasks on the local runner with a numpy-only Python use
-# the twins in every run already).
-TWIN_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
-	tests/test_block_record.py tests/test_blocks.py \
-	tests/test_inverted_index.py tests/test_dot_products.py tests/test_protocol_job.py \
-	tests/test_faults_compute.py tests/test_prune.py
-
+# the twins in every run already): the tests marked `twin`.
+#
 # A fast part of the suite on the other supported Pythons, each in its own
 # venv (.venv-3.12, ...) with the C extension built there: codecs, parsing,
-# and the jobs on the inline and local runners.
+# and the jobs on the inline and local runners: the tests marked `versions`.
+# (The markers are registered in setup.cfg; a test file names its own.)
 VERSIONS := 3.12 3.13
-VERSION_TESTS := tests/test_codecs.py tests/test_twins.py tests/test_parsing.py \
-	tests/test_inverted_index.py tests/test_task_shims.py tests/test_packaging.py \
-	"tests/test_dot_products.py::test_local_runner_matches_inline[blocks-args0-False]" \
-	"tests/test_dot_products.py::test_local_runner_matches_inline[blocks-args1-True]"
 
 $(PY):
 	@echo "make: creating $(VENV) with $(PYTHON) (Python $(word 2,$(PYTHON_ID)))"
@@ -110,7 +103,7 @@ test-fast: install
 
 test-purepython: install
 	@echo "make: the codec and job tests on the Python twins of the C extensions"
-	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "not engines" -k "not local" $(TWIN_TESTS) $(PYTEST_ARGS)
+	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "twin and not engines" -k "not local" $(PYTEST_ARGS)
 
 # The tests of both C extensions (the pair kernels, the JSON output, the
 # codecs) on builds with AddressSanitizer and UBSan, in .cache/asan (first on
@@ -122,8 +115,7 @@ ASAN_DIR := .cache/asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 ASAN_ENV = LD_PRELOAD=$$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-ASAN_TESTS := tests/test_pairs_c.py tests/test_kernel_fuzz.py tests/test_pairs.py \
-	tests/test_wire_c.py tests/test_twins.py tests/test_codecs.py
+# (the tests marked `asan`)
 
 test-asan: install
 	@echo "make: the C extensions' tests on builds with ASan + UBSan (in $(ASAN_DIR))"
@@ -134,7 +126,7 @@ test-asan: install
 		_mrjobs_speedups as b; d = os.path.abspath("$(ASAN_DIR)"); \
 		assert all(os.path.dirname(m.__file__) == d for m in (a, b)), (a, b)'
 	@PYTHONPATH=$(ASAN_DIR) $(ASAN_ENV) $(PY) -m pytest -p no:cacheprovider --capture=sys \
-		-m "not engines" $(ASAN_TESTS) $(PYTEST_ARGS)
+		-m "asan and not engines" $(PYTEST_ARGS)
 
 $(foreach v,$(VERSIONS),$(eval PYTHON_$(v) ?= $$(call find_python,$(v))))
 
@@ -156,7 +148,7 @@ test-python-%: FORCE
 	else \
 	  $(MAKE) --no-print-directory .venv-$*/.installed PYTHON_$*=$(PYTHON_$*) && \
 	  echo "make: Python $* tests in .venv-$*" && \
-	  .venv-$*/bin/python -m pytest -p no:cacheprovider $(VERSION_TESTS) $(PYTEST_ARGS); \
+	  .venv-$*/bin/python -m pytest -p no:cacheprovider -m versions $(PYTEST_ARGS); \
 	fi
 
 run: $(RUN_STAMP)

@@ -13,6 +13,8 @@ import sysconfig
 
 import pytest
 
+pytestmark = pytest.mark.versions
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -2,7 +2,7 @@
 
 Both twins define the functions named in :data:`mrcodecs._impl.FUNCTIONS`,
 with the same arguments, results and exceptions; :mod:`mrcodecs._impl`
-picks one of them, once.  ``tests/test_twins.py`` calls the two side by side.
+picks one of them, once.  ``tests/codecs/test_twins.py`` calls the two side by side.
 
 escape(data) -> bytes
     The framing of SPEC.md section 2; ``data`` is any bytes-like object.

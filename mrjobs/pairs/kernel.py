@@ -6,7 +6,7 @@ column's best rows -- in the spirit of ``sparse_dot_topn.sp_matmul_topn``
 and scikit-learn's ``pairwise_distances_chunked``: the product is computed
 in row chunks of bounded size, each chunk scored and cut at once, so that
 no more than one chunk of products is ever held.  Nothing here knows about
-mrjob or the job: ``tests/test_pairs.py`` checks it with scipy matrices
+mrjob or the job: ``tests/pairs/test_pairs.py`` checks it with scipy matrices
 against a dense numpy oracle.
 
 What happens to a chunk of rows, in order:
@@ -34,7 +34,7 @@ one pass that visits only the upper triangle of a diagonal block and keeps
 the exact zeros (the same dot products, to the bit: the terms are added in
 scipy's order), step 5 selects each row's ``k`` best in C, and step 6 keeps
 each column's ``k`` best in C (:class:`_Kept`); chunks are smaller
-(:data:`C_CHUNK`).  ``tests/test_pairs.py`` runs every case on both paths.
+(:data:`C_CHUNK`).  ``tests/pairs/test_pairs.py`` runs every case on both paths.
 """
 from typing import NamedTuple
 

@@ -1,5 +1,5 @@
 """Test hooks: faults injected into task attempts, for the tests that run the
-jobs on a real HDFS + YARN cluster (``tests/test_engine_cluster.py``).
+jobs on a real HDFS + YARN cluster (``tests/engines/test_cluster.py``).
 
 Inert unless one of the variables below is set in a task's environment (the
 tests pass them with mrjob's ``--cmdenv``; nothing sets them otherwise).

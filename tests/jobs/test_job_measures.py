@@ -1,0 +1,73 @@
+"""Every measure of the registry through the dot-products job, under both
+strategies, against the independent references of tests/jobs/test_measures.py
+(scipy.spatial.distance, numpy, Dunning's entropies)."""
+import numpy as np
+import pytest
+
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.measures import MEASURES
+from mrjobs.testing import run_job
+from tests.jobs_helpers import corpus, read_corpus
+from tests.jobs.test_measures import pearson_undefined, reference
+
+LINES = corpus(n=90, fpv=6, vocab=200, seed=21)
+DOCS, X, FEATS = read_corpus(LINES)
+DENSE = X.toarray()
+
+
+def expected(measure, include_self=False):
+    with np.errstate(divide="ignore", invalid="ignore"):  # empty vectors: no scores
+        S = reference(measure, DENSE)
+    shared = (DENSE != 0).astype(float) @ (DENSE != 0).T.astype(float) > 0
+    ok = ~pearson_undefined(DENSE) if measure == "pearson" else np.ones(len(DOCS), bool)
+    out = {}
+    for i, d in enumerate(DOCS):
+        if not ok[i]:
+            continue
+        row = {DOCS[j]: float(S[i, j]) for j in np.flatnonzero(shared[i])
+               if ok[j] and (include_self or j != i)}
+        if row:
+            out[d] = row
+    return out
+
+
+def args_of(measure):
+    if measure == "loglikelihood":
+        return ["--measure", measure, "--num-features", str(len(FEATS))]
+    return ["--measure", measure]
+
+
+def check(result, want):
+    got = dict(result.output)
+    assert set(got) == set(want)
+    for d, row in want.items():
+        assert set(got[d]) == set(row), d
+        np.testing.assert_allclose([got[d][n] for n in row], list(row.values()),
+                                   rtol=1e-9, atol=1e-12, err_msg=str(d))
+
+
+@pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+@pytest.mark.parametrize("measure", MEASURES)
+def test_every_measure_matches_its_reference(measure, strategy):
+    result = run_job(MRSparseDotProducts, LINES,
+                     args_of(measure) + ["--strategy", strategy]
+                     + (["--blocks", "3"] if strategy == "blocks" else []))
+    check(result, expected(measure))
+    if measure == "pearson" and pearson_undefined(DENSE).any():
+        assert result.counters["mrsparse input"][
+            "vector not scorable by the measure (skipped; e.g. constant weights for pearson)"
+        ] == int(pearson_undefined(DENSE).sum())
+
+
+@pytest.mark.parametrize("measure, strategy", [("pearson", "blocks"),
+                                               ("loglikelihood", "stripes"),
+                                               ("euclidean", "blocks")])
+def test_local_runner(measure, strategy):
+    result = run_job(MRSparseDotProducts, LINES,
+                     args_of(measure) + ["--strategy", strategy], runner="local")
+    check(result, expected(measure))
+
+
+def test_loglikelihood_without_num_features_is_refused():
+    with pytest.raises(ValueError, match="loglikelihood needs --num-features N"):
+        MRSparseDotProducts(["--measure", "loglikelihood"])

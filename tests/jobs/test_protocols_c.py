@@ -1,0 +1,75 @@
+"""The JSON output's neighbours written in C (``_mrjobs_speedups``) and in
+Python (:class:`mrjobs.protocols.NeighboursJSONProtocol`): the same bytes, which
+are the bytes ``json.dumps`` writes."""
+import json
+import uuid
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mrjobs.protocols
+from mrcodecs.jobwire import Stripe
+from mrjobs.protocols import NeighboursJSONProtocol
+
+pytestmark = pytest.mark.asan
+
+c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+
+
+def _both(ids, scores, monkeypatch):
+    key = uuid.UUID(int=7).bytes
+    stripe = Stripe(np.array(ids, "S16"), np.array(scores, np.float64))
+    monkeypatch.setattr(mrjobs.protocols._c, "C", c)
+    fast = NeighboursJSONProtocol().write(key, stripe)
+    monkeypatch.setattr(mrjobs.protocols._c, "C", None)
+    slow = NeighboursJSONProtocol().write(key, stripe)
+    return fast, slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.binary(min_size=16, max_size=16),
+                          st.floats(allow_nan=True, allow_infinity=True)), max_size=40))
+def test_c_and_python_write_the_same_bytes(entries):
+    with pytest.MonkeyPatch.context() as mp:
+        ids = [i for i, _ in entries]
+        scores = [s for _, s in entries]
+        if all(np.isfinite(scores)) and len(set(ids)) == len(ids):
+            fast, slow = _both(ids, scores, mp)
+            assert fast == slow
+            body = json.loads(fast.split(b"\t", 1)[1])
+            assert body == {str(uuid.UUID(bytes=i)): s for i, s in entries}
+        else:  # what json.dumps of a dict does: the last score of an id, NaN refused
+            last = dict(zip(ids, scores))
+            if all(np.isfinite(list(last.values()))):
+                fast, slow = _both(ids, scores, mp)
+                assert fast == slow
+                assert json.loads(fast.split(b"\t", 1)[1]) == {
+                    str(uuid.UUID(bytes=i)): s for i, s in last.items()}
+            else:
+                with pytest.raises(ValueError):
+                    _both(ids, scores, mp)
+
+
+def test_c_leaves_repeats_and_non_finite_scores_to_the_caller():
+    ids = np.array([uuid.UUID(int=1).bytes, uuid.UUID(int=2).bytes], "S16")
+    assert c.neighbours_json(ids, np.array([1.0, np.inf])) is None
+    assert c.neighbours_json(ids[[0, 0]], np.array([1.0, 2.0])) is None
+    assert c.neighbours_json(ids, np.array([1.0, 2.0])) == (
+        b'"00000000-0000-0000-0000-000000000001": 1.0, '
+        b'"00000000-0000-0000-0000-000000000002": 2.0')
+    assert c.neighbours_json(ids[:0], np.empty(0)) == b""
+    with pytest.raises(ValueError, match="16 id bytes a score"):
+        c.neighbours_json(ids, np.array([1.0]))
+
+
+def test_strided_stripes_are_written_as_the_python_twin_writes_them(monkeypatch):
+    ids = np.array([uuid.UUID(int=i).bytes for i in range(1, 7)], "S16")
+    stripe = Stripe(ids[::2], (np.arange(6.0) / 7)[::2])  # views with a stride
+    assert not stripe.ids.flags.c_contiguous
+    key = uuid.UUID(int=7).bytes
+    monkeypatch.setattr(mrjobs.protocols._c, "C", c)
+    fast = NeighboursJSONProtocol().write(key, stripe)
+    monkeypatch.setattr(mrjobs.protocols._c, "C", None)
+    assert fast == NeighboursJSONProtocol().write(key, stripe) and fast.count(b": ") == 3

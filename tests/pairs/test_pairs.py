@@ -1,0 +1,172 @@
+"""The pair kernel (mrjobs.pairs.kernel.pair_best) with scipy matrices alone, against
+a dense numpy oracle: both directions, the diagonal block, top-k with ties,
+the threshold, exact zeros, every chunking."""
+import ast
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import mrjobs.pairs.kernel
+from mrjobs.counters import Counters
+from mrjobs.pairs.kernel import COLUMNS, ROWS, pair_best
+from mrjobs.scoring import Scorer
+
+pytestmark = pytest.mark.asan
+
+
+@pytest.fixture(autouse=True, params=["c", "numpy"])
+def kernel(request, monkeypatch):
+    """Every test on both paths: the C kernels and the numpy twin."""
+    if request.param == "c":
+        c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+        monkeypatch.setattr(mrjobs.pairs.kernel, "_C", c)
+    else:
+        monkeypatch.setattr(mrjobs.pairs.kernel, "_C", None)
+    return request.param
+
+
+def _block(rng, n, n_features, density):
+    """A CSR block of small integer weights (some negative): dot products are
+    exact, ties and exact zeros frequent."""
+    dense = rng.integers(-3, 4, size=(n, n_features)).astype(float)
+    dense[rng.random((n, n_features)) > density] = 0.0
+    m = sp.csr_matrix(dense)
+    m.sort_indices()
+    return m
+
+
+def _oracle(A, C, k, threshold, diagonal, include_self):
+    """{row: [(col, score)]} and {col: [(row, score)]}, each best first (ties
+    by smaller index), from dense numpy products."""
+    Ad, Cd = A.toarray(), C.toarray()
+    dots = Ad @ Cd.T
+    shared = (Ad != 0).astype(int) @ (Cd != 0).T.astype(int) > 0
+    if diagonal:
+        n = Ad.shape[0]
+        upper = np.triu(np.ones((n, n), bool), 0 if include_self else 1)
+        shared &= upper
+    if threshold is not None:
+        shared &= dots >= threshold
+
+    def best(matrix, mask):
+        out = {}
+        for g in range(mask.shape[0]):
+            others = np.flatnonzero(mask[g])
+            if others.shape[0]:
+                pairs = sorted(((int(o), float(matrix[g, o])) for o in others),
+                               key=lambda p: (-p[1], p[0]))
+                out[g] = pairs[:k] if k is not None else pairs
+        return out
+
+    rows = best(dots, shared)
+    mirror = shared.copy()
+    if diagonal:
+        np.fill_diagonal(mirror, False)
+    cols = best(dots.T, mirror.T)
+    return rows, cols
+
+
+def _run(A, C, k, threshold, limit, diagonal=False, include_self=False, mirror=True,
+         exclude=None, prune=False):
+    counts = Counters()
+    results = pair_best(A, C, Scorer("dot", counts, threshold), k, limit, diagonal=diagonal,
+                        include_self=include_self, mirror=mirror, exclude=exclude,
+                        prune=prune)
+    got = {ROWS: {}, COLUMNS: {}}
+    while True:
+        try:
+            direction, groups, others, scores = next(results)
+        except StopIteration as done:
+            products = done.value.products
+            break
+        for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
+            got[direction].setdefault(g, []).append((o, s))
+    order = (lambda p: (-p[1], p[0]))
+    for direction in got:
+        for g, pairs in got[direction].items():
+            got[direction][g] = sorted(pairs, key=order)[:k] if k else sorted(pairs, key=order)
+    return got, products, counts
+
+
+CASES = [  # (k, threshold, limit)
+    (None, None, 10**6), (None, None, 7), (3, None, 10**6), (3, None, 5), (1, 0.0, 40),
+    (2, 2.0, 3), (10, None, 11), (None, -1.0, 13)]
+
+
+@pytest.mark.parametrize("k,threshold,limit", CASES)
+def test_two_blocks_match_the_dense_oracle(k, threshold, limit):
+    rng = np.random.default_rng(5)
+    A, C = _block(rng, 23, 9, 0.3), _block(rng, 31, 9, 0.3)
+    got, products, counts = _run(A, C, k, threshold, limit)
+    rows, cols = _oracle(A, C, k, threshold, False, False)
+    assert got[ROWS] == rows
+    assert got[COLUMNS] == cols
+    shared = ((A != 0).astype(int) @ (C != 0).T.astype(int)).nnz
+    assert products == shared
+    assert counts[("mrsparse work", "pairs scored")] == shared
+
+
+@pytest.mark.parametrize("include_self", [False, True])
+@pytest.mark.parametrize("k,threshold,limit", CASES)
+def test_diagonal_block_scores_each_pair_once(k, threshold, limit, include_self):
+    rng = np.random.default_rng(6)
+    A = _block(rng, 29, 8, 0.35)
+    got, products, counts = _run(A, A, k, threshold, limit, diagonal=True,
+                                 include_self=include_self)
+    rows, cols = _oracle(A, A, k, threshold, True, include_self)
+    assert got[ROWS] == rows
+    assert got[COLUMNS] == cols
+    shared = (A != 0).astype(int) @ (A != 0).T.astype(int)
+    upper = sp.triu(shared, 0 if include_self else 1)
+    assert counts[("mrsparse work", "pairs scored")] == upper.nnz
+    assert products == upper.nnz
+
+
+def test_without_mirror_only_rows_come_back():
+    rng = np.random.default_rng(7)
+    A, C = _block(rng, 12, 6, 0.4), _block(rng, 15, 6, 0.4)
+    got, _, _ = _run(A, C, 2, None, 4, mirror=False)
+    assert got[COLUMNS] == {}
+    assert got[ROWS] == _oracle(A, C, 2, None, False, False)[0]
+
+
+def test_excluded_pairs_are_left_out_in_both_directions():
+    rng = np.random.default_rng(8)
+    A, C = _block(rng, 10, 5, 0.6), _block(rng, 12, 5, 0.6)
+    shared = ((A != 0).astype(int) @ (C != 0).T.astype(int)).tocoo()
+    out = [(int(r), int(c)) for r, c in zip(shared.row, shared.col)][::3]
+    got, _, _ = _run(A, C, None, None, 6, exclude=np.array([r * 12 + c for r, c in out]))
+    rows, cols = _oracle(A, C, None, None, False, False)
+    for r, c in out:
+        rows[r] = [p for p in rows[r] if p[0] != c]
+        cols[c] = [p for p in cols[c] if p[0] != r]
+    assert got[ROWS] == {g: v for g, v in rows.items() if v}
+    assert got[COLUMNS] == {g: v for g, v in cols.items() if v}
+
+
+def test_exact_zero_dot_products_are_scored():
+    # rows 0 and 1 share two features whose products cancel: 1*1 + 1*(-1) = 0
+    A = sp.csr_matrix(np.array([[1.0, 1.0, 0.0]]))
+    C = sp.csr_matrix(np.array([[1.0, -1.0, 0.0], [0.0, 0.0, 2.0]]))
+    got, products, _ = _run(A, C, None, None, 100)
+    assert got[ROWS] == {0: [(0, 0.0)]}
+    assert got[COLUMNS] == {0: [(0, 0.0)]}
+    assert products == 1
+
+
+def test_kernel_imports_neither_mrjob_nor_the_job():
+    tree = ast.parse(pathlib.Path(mrjobs.pairs.kernel.__file__).read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert imported == {"typing", "numpy", "mrjobs.kernels", "mrjobs", "mrjobs.pairs"}  # _c, bounds
+    code = ("import sys, mrjobs.pairs.kernel; print(sorted(m for m in sys.modules "
+            "if m.startswith('mrjobs.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    # mrjobs.pairs.bounds (and scipy) only once a threshold asks for a plan
+    assert out.split() == ["['mrjobs._c',", "'mrjobs.kernels',", "'mrjobs.pairs',", "'mrjobs.pairs.kernel']"]
+

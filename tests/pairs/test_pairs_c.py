@@ -1,0 +1,243 @@
+"""The C kernels of the pair product (``_mrjobs_speedups``, from
+``mrjobs/_speedups.c``) against the numpy path of :func:`mrjobs.pairs.kernel.pair_best`:
+the same pairs, dot products and selections, to the bit, on random float
+weights (tests/pairs/test_pairs.py checks both paths against a dense oracle)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import mrjobs.pairs.kernel
+from mrjobs.counters import Counters
+from mrjobs.pairs.kernel import COLUMNS, ROWS, pair_best
+from mrjobs.scoring import Scorer
+
+pytestmark = pytest.mark.asan
+
+
+def _raw(A, C, k, limit, **kw):
+    """Each direction's {group: [(other, score)]} as the kernel yields them
+    (entries in the order they come, groups merged across results)."""
+    results = pair_best(A, C, Scorer("dot", Counters(), kw.pop("threshold", None)), k, limit,
+                        prune=False, **kw)  # the full product on both paths
+    got = {ROWS: {}, COLUMNS: {}}
+    while True:
+        try:
+            direction, groups, others, scores = next(results)
+        except StopIteration as done:
+            return got, done.value
+        for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
+            got[direction].setdefault(g, []).append((o, s))
+
+
+@pytest.mark.parametrize("diagonal,include_self,mirror", [
+    (False, False, True), (True, False, True), (True, True, True), (False, False, False)])
+@pytest.mark.parametrize("k,threshold,limit", [
+    (1, None, 50), (5, None, 10**6), (5, 0.1, 200), (40, None, 300), (None, 0.2, 10**6)])
+def test_c_kernels_give_the_numpy_paths_results_to_the_bit(k, threshold, limit, diagonal,
+                                                           include_self, mirror):
+    # random float weights: sums whose rounding depends on the order of the
+    # terms, scores that tie only by equal dot products
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    rng = np.random.default_rng(11)
+
+    def block(n):
+        m = sp.random(n, 40, density=0.15, random_state=rng, format="csr")
+        m.data = rng.standard_normal(m.data.shape[0]) * 10.0 ** rng.integers(-3, 4, m.nnz)
+        m.sort_indices()
+        return m
+
+    A = block(70)
+    C = A if diagonal else block(55)
+    kw = dict(threshold=threshold, diagonal=diagonal, include_self=include_self,
+              mirror=mirror)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mrjobs.pairs.kernel, "_C", c)
+        got_c, work_c = _raw(A, C, k, limit, **kw)
+        mp.setattr(mrjobs.pairs.kernel, "_C", None)
+        got_np, work_np = _raw(A, C, k, limit, **kw)
+    for direction in (ROWS, COLUMNS):
+        assert got_c[direction].keys() == got_np[direction].keys()
+        for g, pairs in got_np[direction].items():
+            # a group's entries come in no set order
+            assert sorted(got_c[direction][g]) == sorted(pairs)
+    assert work_c == work_np
+    assert sum(map(len, got_c[ROWS].values())) > 0
+
+
+def test_c_kernels_refuse_malformed_arrays_with_a_clear_error():
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    A = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
+    out = np.empty(4, np.int64), np.empty(4, np.int64), np.empty(4)
+    assert c.dots(*a, *b, 2, 0, 2, 0, *out) == 4  # every column
+    got = sorted(zip(out[0].tolist(), out[1].tolist(), out[2].tolist()))
+    assert got == [(0, 0, 5.0), (0, 1, 6.0), (1, 0, 6.0), (1, 1, 9.0)]
+    assert c.dots(*a, *b, 2, 0, 2, 1, *out) == 1  # above the diagonal
+    assert (out[0][0], out[1][0], out[2][0]) == (0, 1, 6.0)
+    assert c.dots(*a, *b, 2, 0, 2, 0, *(x[:3] for x in out)) == -1  # does not fit
+    with pytest.raises(ValueError, match="a_indices: expected a contiguous array of int32"):
+        c.dots(a[0], a[1].astype(np.int64), *a[2:], *b, 2, 0, 2, 0, *out)
+    bad = a[1].copy()
+    bad[0] = 7  # a feature beyond the transposed block's rows
+    with pytest.raises(ValueError, match="malformed block: an index out of range"):
+        c.dots(a[0], bad, a[2], *b, 2, 0, 2, 0, *out)
+    neg = b[1].copy()
+    neg[-1] = -1  # a column index below every row's first column
+    with pytest.raises(ValueError, match="malformed block: an index out of range"):
+        c.dots(*a, b[0], neg, b[2], 2, 0, 2, 0, *out)
+    with pytest.raises(ValueError, match="malformed block: shapes"):
+        c.dots(*a, *b, 2, 0, 3, 0, *out)  # rows beyond the block
+    with pytest.raises(ValueError, match="kept_offer: a group out of range"):
+        c.kept_offer(np.array([5]), np.array([0]), np.array([1.0]), False, 1, 2,
+                     np.empty(4), np.empty(4, np.int64), np.zeros(2, np.int64),
+                     np.full(2, -np.inf))
+
+
+# -- what mrjobs/_speedups.c promises of malformed input: one test a promise ------
+
+def _small():
+    """A 2 x 2 block's CSR arrays, its transpose's, and outputs for 4 pairs."""
+    A = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
+    out = np.empty(4, np.int64), np.empty(4, np.int64), np.empty(4)
+    return a, b, out
+
+
+def _kept(n_g=2, cap=3):
+    """Empty kept_offer buffers: (ks, ko, kn, floor)."""
+    return (np.empty(n_g * cap), np.empty(n_g * cap, np.int64), np.zeros(n_g, np.int64),
+            np.full(n_g, -np.inf))
+
+
+def _with(arrays, i, value):
+    arrays = list(arrays)
+    arrays[i] = np.asarray(value, dtype=arrays[i].dtype)
+    return arrays
+
+
+def _index_cases():
+    a, b, out = _small()  # a: indptr [0 2 3], indices [0 1 1]; b: indptr [0 1 3]
+    g1, o1, s1 = np.array([1]), np.array([0]), np.array([1.0])
+    return {
+        "a_indptr negative": lambda c: c.dots(*_with(a, 0, [-1, 2, 3]), *b, 2, 0, 2, 0, *out),
+        "a_indptr decreasing": lambda c: c.dots(*_with(a, 0, [0, 3, 2]), *b, 2, 0, 2, 0, *out),
+        "a_indptr beyond a_indices": lambda c: c.dots(*_with(a, 0, [0, 2, 9]), *b, 2, 0, 2, 0,
+                                                      *out),
+        "a_indices beyond bt_indptr": lambda c: c.dots(*_with(a, 1, [0, 2, 1]), *b, 2, 0, 2, 0,
+                                                       *out),
+        "a_indices negative": lambda c: c.dots(*_with(a, 1, [0, -1, 1]), *b, 2, 0, 2, 0, *out),
+        "bt_indptr beyond bt_indices": lambda c: c.dots(*a, *_with(b, 0, [0, 1, 7]), 2, 0, 2, 0,
+                                                        *out),
+        "bt_indptr decreasing": lambda c: c.dots(*a, *_with(b, 0, [0, 3, 1]), 2, 0, 2, 0, *out),
+        "bt_indices beyond n_c": lambda c: c.dots(*a, *_with(b, 1, [0, 0, 2]), 2, 0, 2, 0, *out),
+        "bt_indices negative": lambda c: c.dots(*a, *_with(b, 1, [-3, 0, 1]), 2, 0, 2, 0, *out),
+        "kept_offer group beyond kn": lambda c: c.kept_offer(np.array([2]), o1, s1, False, 1, 3,
+                                                             *_kept()),
+        "kept_offer group negative": lambda c: c.kept_offer(np.array([-1]), o1, s1, False, 1, 3,
+                                                            *_kept()),
+        "kept_offer kn beyond cap": lambda c: c.kept_offer(
+            g1, o1, s1, False, 1, 3, *_with(_kept(), 2, [0, 3])),
+        "kept_offer kn negative": lambda c: c.kept_offer(
+            g1, o1, s1, False, 1, 3, *_with(_kept(), 2, [0, -5])),
+        "kept_take kn beyond cap": lambda c: c.kept_take(
+            1, *_with(_kept(), 2, [0, 4])[:3], *out),
+        "kept_take kn negative": lambda c: c.kept_take(
+            1, *_with(_kept(), 2, [-1, 0])[:3], *out),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_index_cases()), ids=lambda case: case.replace(" ", "-"))
+def test_c_kernels_check_every_index_they_read(case):
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    with pytest.raises(ValueError, match="^malformed block: .*(range|shapes)"):
+        _index_cases()[case](c)
+
+
+def test_c_kernels_refuse_arrays_of_another_type_or_layout():
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    a, b, out = _small()
+    strided = np.zeros(8)[::2]
+    with pytest.raises(ValueError, match="a_data: expected a contiguous array of float64"):
+        c.dots(a[0], a[1], a[2].astype(np.float32), *b, 2, 0, 2, 0, *out)
+    with pytest.raises(ValueError, match="contiguous"):  # numpy's own message
+        c.dots(*a, *b, 2, 0, 2, 0, out[0], out[1], strided)
+    frozen = out[2].copy()
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        c.dots(*a, *b, 2, 0, 2, 0, out[0], out[1], frozen)
+
+
+def test_c_kernels_check_every_size_they_compute():
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    g, o, s = np.array([0, 0, 1]), np.array([1, 2, 0]), np.array([1.0, 2.0, 3.0])
+    # len(kn) * cap wraps around to len(ks) (3 * 6148914691236517206 == 2**64 + 2):
+    # the shapes seemed to match, and group 1's slots lay far beyond the buffers
+    with pytest.raises(ValueError, match="malformed block: kept_offer: len.kn. \\* cap "
+                                         "slots overflow"):
+        c.kept_offer(np.array([1]), np.array([0]), np.array([1.0]), False, 1,
+                     6148914691236517206, np.empty(2), np.empty(2, np.int64),
+                     np.zeros(3, np.int64), np.full(3, -np.inf))
+    # outputs shorter than the kernels write
+    short = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2)
+    with pytest.raises(ValueError, match="malformed block: top_k_rows: shapes"):
+        c.top_k_rows(g, o, s, 1, *short)
+    ks, ko, kn, floor = _kept(2, 3)
+    c.kept_offer(g, o, s, False, 1, 3, ks, ko, kn, floor)
+    assert kn.tolist() == [2, 1]
+    with pytest.raises(ValueError, match="malformed block: kept_take: shapes"):
+        c.kept_take(1, ks, ko, kn, *(x[:1] for x in short))
+    with pytest.raises(ValueError, match="malformed block: kept_take: shapes"):
+        c.kept_take(1, ks[:5], ko, kn, *short)  # slots not len(kn) * cap
+    with pytest.raises(ValueError, match="16 id bytes a score expected"):
+        c.neighbours_json(b"\0" * 15, np.array([1.0]))
+    a, b, out = _small()
+    assert c.dots(*a, *b, 2, 0, 2, 0, *(x[:3] for x in out)) == -1  # does not fit
+    with pytest.raises(ValueError, match="malformed block: shapes"):
+        c.dots(*a, *b, 2, 1, 0, 0, *out)  # r1 < r0
+
+
+@pytest.mark.parametrize("k", [3, 16, 6148914691236517206, 2 ** 63 - 1])
+def test_a_k_beyond_the_entries_keeps_them_all(k):
+    # k + k / 2 overflowed from k = 6148914691236517206 (--top-k): SIGSEGV
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    g, o, s = np.array([0, 0, 1]), np.array([1, 2, 0]), np.array([1.0, 2.0, 3.0])
+    out = np.empty(3, np.int64), np.empty(3, np.int64), np.empty(3)
+    assert c.top_k_rows(g, o, s, k, *out) == 3
+    assert sorted(zip(*(x.tolist() for x in out))) == [(0, 1, 1.0), (0, 2, 2.0), (1, 0, 3.0)]
+    ks, ko, kn, floor = _kept(2, k + 1 if k < 2 ** 62 else 3)
+    if k < 2 ** 62:
+        c.kept_offer(g, o, s, False, k, k + 1, ks, ko, kn, floor)
+        assert c.kept_take(k, ks, ko, kn, *out) == 3
+        assert sorted(zip(*(x.tolist() for x in out))) == [(0, 1, 1.0), (0, 2, 2.0),
+                                                           (1, 0, 3.0)]
+    # and through the pair kernel, on both paths, as --top-k gives it
+    A = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0], [4.0, 0.0]]))
+    got = []
+    with pytest.MonkeyPatch.context() as mp:
+        for kernel, top in ((c, k), (None, k), (None, None)):
+            mp.setattr(mrjobs.pairs.kernel, "_C", kernel)
+            raw = _raw(A, A, top, 50, diagonal=True)[0]
+            got.append({d: {g: sorted(v) for g, v in groups.items()}
+                        for d, groups in raw.items()})
+    assert got[0] == got[1] == got[2]
+    assert got[0][ROWS] == {0: [(1, 6.0), (2, 4.0)]}
+
+
+@pytest.mark.parametrize("mode", [1, 2])
+def test_dots_checks_the_column_order_it_relies_on(mode):
+    # on a diagonal block a feature's walk stops at the first column below the
+    # row: columns out of order lost pairs silently
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    A = sp.csr_matrix(np.ones((4, 1)))
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
+    out = np.empty(16, np.int64), np.empty(16, np.int64), np.empty(16)
+    assert c.dots(*a, *b, 4, 0, 4, mode, *out) == (6 if mode == 1 else 10)
+    unsorted = np.array([2, 0, 3, 1], np.int32)
+    with pytest.raises(ValueError, match="malformed block: a feature's columns "
+                                         ".bt_indices. not ascending"):
+        c.dots(*a, b[0], unsorted, b[2], 4, 0, 4, mode, *out)
+    # every column is read in mode 0: any order gives every pair
+    assert c.dots(*a, b[0], unsorted, b[2], 4, 0, 4, 0, *out) == 16

@@ -1,0 +1,181 @@
+"""The blocks strategy: same bytes whatever the block count, chunking and
+runner; exact zeros, equal vectors, both directions of top-k; its kernels."""
+import sys
+import uuid
+
+import numpy as np
+import pytest
+
+from mrjobs.strategies.scheme import block_of
+from mrjobs.strategies.sizing import SMALL_ENTRIES, estimate_blocks
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.pairs.kernel import _chunk_ends
+from tests import jobs_helpers
+from tests.jobs_helpers import as_dict, assert_scores_close, corpus, oracle, top_k
+
+pytestmark = pytest.mark.twin
+
+LINES = corpus(n=240, seed=11)
+
+
+def run(args, lines=LINES, **kw):
+    return jobs_helpers.run(args, lines, **kw)
+
+
+@pytest.mark.parametrize("args", [
+    ["--measure", "cosine"],
+    ["--measure", "tanimoto", "--top-k", "3"],
+    ["--measure", "jaccard", "--include-self", "--threshold", "0.1"],
+])
+def test_same_bytes_for_every_block_count_and_chunk_size(args):
+    want = run(args + ["--blocks", "1"])
+    assert want.lines
+    for extra in (["--blocks", "2"], ["--blocks", "5"], ["--blocks", "3", "--buffer-entries", "7"],
+                  ["--blocks", "1", "--buffer-entries", "1"]):
+        got = run(args + extra)
+        assert got.lines == want.lines, extra
+        assert (got.counters["mrsparse work"]["pairs scored"]
+                == want.counters["mrsparse work"]["pairs scored"])
+
+
+def test_block_count_changes_the_work_not_the_result():
+    one = run(["--blocks", "1"]).counters["mrsparse work"]
+    four = run(["--blocks", "4"]).counters["mrsparse work"]
+    assert one["block pairs"] == 1 and four["block pairs"] == 10
+    # each vector entry goes to every block pair its block is in
+    assert four["block entries sent"] == 4 * one["block entries sent"]
+
+
+def test_top_k_in_both_directions_against_oracle():
+    got = as_dict(run(["--measure", "cosine", "--top-k", "4", "--blocks", "3"]))
+    want = top_k(oracle(LINES, "cosine"), 4)
+    assert set(got) == set(want)
+    for d, row in want.items():
+        # same neighbours in the same order (ties by UUID), scores within rounding
+        assert list(got[d]) == list(row) or np.allclose(list(got[d].values()),
+                                                        list(row.values()), rtol=1e-12)
+        np.testing.assert_allclose(list(got[d].values()), list(row.values()), rtol=1e-9)
+
+
+def test_pairs_whose_dot_product_cancels_to_zero_keep_their_score():
+    f1, f2, f3 = (uuid.UUID(int=100 + i) for i in range(3))
+    a, b, c = (uuid.UUID(int=i) for i in (1, 2, 3))
+    lines = ['{"id": "%s", "features": {"%s": 1, "%s": 1}}' % (a, f1, f2),
+             '{"id": "%s", "features": {"%s": 1, "%s": -1}}' % (b, f1, f2),
+             '{"id": "%s", "features": {"%s": 2}}' % (c, f3)]
+    for strategy in ("blocks", "stripes"):
+        got = as_dict(run(["--strategy", strategy], lines=lines))
+        assert got == {a: {b: 0.0}, b: {a: 0.0}}, strategy
+
+
+def test_equal_vectors_get_bit_identical_scores():
+    # two copies of a vector under other ids score the same with everyone,
+    # whichever block each falls into, and x.y == y.x exactly
+    base = LINES[:60]
+    rest = base[7].split('"features"', 1)[1]
+    twins = [uuid.UUID(int=5), uuid.UUID(bytes=b"\xfe" * 16)]
+    lines = base + ['{"id": "%s", "features"%s' % (t, rest) for t in twins]
+    for blocks in ("1", "4"):
+        out = as_dict(run(["--measure", "cosine", "--blocks", blocks], lines=lines))
+        r0, r1 = out[twins[0]], out[twins[1]]
+        assert r0[twins[1]] == r1[twins[0]] == 1.0 or abs(r0[twins[1]] - 1.0) < 1e-15
+        for n in r0:
+            if n not in twins:
+                assert r0[n] == r1[n]
+                assert out[n][twins[0]] == r0[n]
+
+
+def test_queries_with_blocks(tmp_path):
+    qlines = ['{"id": "%s", "features"%s' % (uuid.UUID(int=i + 1), line.split('"features"', 1)[1])
+              for i, line in enumerate(LINES[:25])]
+    q = tmp_path / "queries.jsonl"
+    q.write_text("\n".join(qlines) + "\n")
+    want = oracle(LINES, "cosine", queries=qlines)
+    for blocks in ("1", "3"):
+        got = as_dict(run(["--queries", str(q), "--measure", "cosine", "--blocks", blocks]))
+        assert_scores_close(got, want)
+
+
+def test_duplicate_vector_lines_are_merged_before_any_statistic():
+    f = [uuid.UUID(int=100 + i) for i in range(3)]
+    a, b = uuid.UUID(int=1), uuid.UUID(int=2)
+    lines = ['{"id": "%s", "features": {"%s": 1}}' % (a, f[0]),
+             '{"id": "%s", "features": {"%s": 1}}' % (a, f[1]),
+             '{"id": "%s", "features": {"%s": 1, "%s": 1}}' % (b, f[0], f[1])]
+    for strategy in ("blocks", "stripes"):
+        for measure in ("cosine", "jaccard"):
+            result = run(["--strategy", strategy, "--measure", measure], lines=lines)
+            got = as_dict(result)
+            assert got == {a: {b: pytest.approx(1.0, rel=1e-15)},
+                           b: {a: pytest.approx(1.0, rel=1e-15)}}, (strategy, measure)
+            assert result.counters["mrsparse input"]["duplicate vector id (lines merged)"] == 1
+
+
+def test_chunk_ends_bound_the_products():
+    bound = np.array([3, 3, 3, 10, 1, 1, 1])
+    ends = _chunk_ends(bound, 6)
+    assert ends == [2, 3, 4, 7]
+    starts = [0] + ends[:-1]
+    for s, e in zip(starts, ends):
+        assert bound[s:e].sum() <= 6 or e - s == 1
+    assert _chunk_ends(bound, 100, max_rows=3) == [3, 6, 7]
+
+
+def test_block_assignment_is_stable_and_spread():
+    ids = [uuid.UUID(int=i).bytes for i in range(4000)]  # sequential ids
+    counts = np.bincount([block_of(d, 8) for d in ids], minlength=8)
+    assert counts.min() > 400 and counts.max() < 600
+    assert [block_of(d, 8) for d in ids[:50]] == [block_of(d, 8) for d in ids[:50]]
+
+
+def test_estimate_blocks():
+    assert estimate_blocks(0) == 1
+    assert estimate_blocks(0, reducers=3) == 1  # small: one block, one pair reducer
+    assert estimate_blocks(SMALL_ENTRIES, reducers=3) == 1
+    assert estimate_blocks(SMALL_ENTRIES + 1, reducers=3) == 5  # 15 pairs: 4 or more each
+    assert estimate_blocks(4_000_001) == 3
+
+
+def test_dense_and_sparse_selection_agree_with_ties():
+    from mrjobs.pairs.kernel import _best, _dense_best
+    rng = np.random.default_rng(4)
+    for density in (0.05, 0.6, 1.0):
+        n_g, n_o = 40, 50
+        mask = rng.random((n_g, n_o)) < density
+        g, o = np.nonzero(mask)
+        s = rng.integers(0, 4, g.shape[0]).astype(float)  # many ties
+        dense = np.full((n_g, n_o), -np.inf)
+        dense[g, o] = s
+        for k in (1, 3, 60):
+            got = _best(g + 10, o + 5, s, k)
+            # reference: per group, sort by (-score, other) and keep k
+            want = []
+            for grp in range(n_g):
+                sel = sorted(((-s[i], o[i]) for i in np.flatnonzero(g == grp)))[:k]
+                want += [(grp + 10, oo + 5, -ms) for ms, oo in sel]
+            assert list(zip(*(a.tolist() for a in got))) == want, (density, k)
+            assert [a.tolist() for a in _dense_best(-dense, k, 1, 10, 5)] == [
+                a.tolist() for a in got]
+            by_col = _best(o + 5, g + 10, s, k)
+            assert [a.tolist() for a in _dense_best(-dense, k, 0, 10, 5)] == [
+                a.tolist() for a in by_col]
+
+
+@pytest.mark.parametrize("name", ["blocks", "stripes"])
+def test_strategies_follow_the_contract_and_never_see_the_job(name):
+    import ast
+    import pathlib
+
+    from mrjobs.dot_products import STRATEGIES
+    from mrjobs.strategies.contract import Strategy
+    job = MRSparseDotProducts(["--strategy", name, "--max-df", "5"]
+                              + (["--blocks", "2"] if name == "blocks" else []))
+    strategy = job.strategy
+    assert isinstance(strategy, Strategy) and strategy.name == name
+    assert type(strategy) is STRATEGIES[name]
+    # the strategy's module names no job, and its steps come back wrapped
+    tree = ast.parse(pathlib.Path(sys.modules[type(strategy).__module__].__file__).read_text())
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    assert "job" not in names and "job" not in attrs
+    assert len(job.steps()) == 2 + len(strategy.steps())
