@@ -32,8 +32,6 @@ Steps
     The reducer of a vector joins its partial rows, keeps the ``--top-k``
     best (score descending, ties by smaller UUID) and writes the output line.
 """
-import argparse
-import fnmatch
 import logging
 import os
 
@@ -41,17 +39,18 @@ import numpy as np
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.job import MAX_COUNT, JobError, SparseJob, at_least, finite_float, input_kind
+from mrjobs.job import JobError, SparseJob, input_kind
+from mrjobs.options import (add_dot_products_options, check_blocks_against_lines,
+                            check_dot_products_options,
+                            dot_products_memory_advice)
 from mrjobs.strategies.blocks import BlocksStrategy
-from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, MAX_BLOCKS,
-                                      default_blocks, df_cut_form)
+from mrjobs.strategies.sizing import default_blocks, df_cut_form
 from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTORS_READ
 from mrjobs.strategies.postings import PostingAssembler
-from mrjobs.kernels import top_k_order
-from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text, prepare_rows
-from mrjobs.scoring import Scorer
-from mrjobs.runtime.paths import (OverlapError, local_files, local_lines, local_size,
-                                  refuse_query_overlap, split_path)
+from mrjobs.measures import get as get_measure, prepare_rows
+from mrjobs.scoring import Scorer, merge_rows
+from mrjobs.runtime.paths import (OverlapError, is_query_path, local_size,
+                                  queries_for_tasks, query_names, split_path)
 from mrjobs.strategies.contract import Context, by_family
 from mrjobs.strategies.stripes import StripesStrategy
 
@@ -60,16 +59,6 @@ __all__ = ["MRSparseDotProducts"]
 log = logging.getLogger(__name__)
 
 STRATEGIES = {"blocks": BlocksStrategy, "stripes": StripesStrategy}
-
-#: the largest --top-k: more neighbours than any output line could list, and
-#: far from the end of the kernels' sizes (``k + k/2`` slots a vector)
-MAX_TOP_K = 2**31 - 1
-
-#: a --top-k from which the out-of-memory advice names it: each vector of a
-#: block pair holds up to 1.5·K candidates (16 bytes each), as many per
-#: column as a product chunk of --buffer-entries holds for a whole block of
-#: a thousand vectors
-LARGE_TOP_K = 1000
 
 
 class MRSparseDotProducts(SparseJob):
@@ -82,117 +71,21 @@ class MRSparseDotProducts(SparseJob):
 
     def configure_args(self):
         super().configure_args()
-        self.add_passthru_arg(
-            "--measure", choices=MEASURES, default="dot",
-            help="Score of a pair x, y sharing at least one feature (X, Y: their sets "
-                 "of features; default 'dot'): " + help_text(sep="; ") + ".")
-        self.add_passthru_arg(
-            "--num-features", type=at_least(1, MAX_COUNT), default=None, metavar="N",
-            help="The number of distinct features of the corpus (all input vectors, "
-                 "before any --max-df cut): needed by --measure loglikelihood, whose 2x2 "
-                 "table counts the features that neither vector has. The inverted index "
-                 "job writes one line per feature.")
-        self.add_passthru_arg(
-            "--threshold", type=finite_float, default=None, metavar="T",
-            help="Keep only scores >= T.")
-        self.add_passthru_arg(
-            "--top-k", type=at_least(1, MAX_TOP_K), default=None, metavar="K",
-            help="Keep each vector's K best neighbours (highest score; equal scores "
-                 "are ordered by neighbour UUID, ascending; K from 1 to 2^31-1).")
-        self.add_passthru_arg(
-            "--include-self", action="store_true", default=False,
-            help="Also score each vector with itself (left out by default). A vector "
-                 "without features still gets no line.")
-        self.add_passthru_arg(
-            "--queries", default=None, metavar="PATH",
-            help="Score only pairs (query, vector) between the vectors in PATH (a file, a "
-                 "directory or a glob; same formats as INPUT) and those in INPUT; output "
-                 "lines are keyed by the query vectors. A query is never its own "
-                 "neighbour: a vector of INPUT with the query's id is left out of that "
-                 "query's line. Map tasks tell query files by "
-                 "their whole path; a file that is both an input and a query is refused.")
-        # set by the launcher: how map tasks recognise query files (by whole
-        # path, or by file name where mrjob uploads local files to the cluster)
-        self.add_passthru_arg("--queries-match", choices=("path", "name"), default="path",
-                              help=argparse.SUPPRESS)
-        self.add_passthru_arg(
-            "--strategy", choices=sorted(STRATEGIES), default="blocks",
-            help="'blocks' (default): reducers multiply blocks of whole vectors with "
-                 "scipy.sparse; each vector is sent to --blocks block pairs. 'stripes': "
-                 "every partial product goes through the shuffle (sum(df^2)/2 of them); "
-                 "fine when every feature is rare or cut with --max-df.")
-        self.add_passthru_arg(
-            "--blocks", type=at_least(1), default=None, metavar="N",
-            help="Number of blocks of the blocks strategy (each family under --queries): "
-                 "N(N+1)/2 block pairs, each vector sent N times. Default: from the input "
-                 "size, about %d entries a block, and at least enough block pairs for the "
-                 "local runner's cores. At most %d, and at most the number of input lines "
-                 "where the input is local." % (DEFAULT_BLOCK_ENTRIES, MAX_BLOCKS))
-        # set by the launcher with --max-df under blocks: the cut's form
-        # (mrjobs.strategies.sizing.df_cut_form); a job built without it uses "join"
-        self.add_passthru_arg("--df-cut-form", choices=DF_CUT_FORMS, default=None,
-                              help=argparse.SUPPRESS)
-
-        self.add_passthru_arg(
-            "--no-prune", action="store_true", default=False,
-            help="Compute every product under --threshold. By default the blocks strategy "
-                 "skips the vectors and groups of vectors whose score bounds cannot reach "
-                 "the threshold (measures %s); the output is the same either way "
-                 "(this option is for comparing the two)." % ", ".join(sorted(PRUNABLE)))
+        add_dot_products_options(self, sorted(STRATEGIES))
 
     def _check_options(self):
         super()._check_options()
-        o = self.options
-        error = self.arg_parser.error
-        needs_n = get_measure(o.measure).needs_n_features
-        if needs_n and o.num_features is None:
-            error("argument --measure: %s needs --num-features N, the number of distinct "
-                  "features of the corpus (e.g. the line count of the inverted index job's "
-                  "output)" % o.measure)
-        if o.num_features is not None and not needs_n:
-            error("argument --num-features: has no effect with --measure %s (measures "
-                  "that use it: %s)" % (o.measure, ", ".join(
-                      m for m in MEASURES if get_measure(m).needs_n_features)))
-        if o.blocks is not None and o.strategy != "blocks":
-            error("argument --blocks: has no effect with --strategy %s" % o.strategy)
-        if o.blocks is not None and o.blocks > MAX_BLOCKS:
-            error("argument --blocks: at most %d, not %d (each vector is sent to --blocks "
-                  "block pairs: the shuffle grows with it)" % (MAX_BLOCKS, o.blocks))
-        if o.no_prune and (o.strategy != "blocks" or o.threshold is None
-                           or o.measure not in PRUNABLE):
-            error("argument --no-prune: has no effect %s (pruning needs --strategy blocks, "
-                  "--threshold and one of the measures %s)" % (
-                      "with --strategy %s" % o.strategy if o.strategy != "blocks" else
-                      "without --threshold" if o.threshold is None else
-                      "with --measure %s" % o.measure, ", ".join(sorted(PRUNABLE))))
-        if o.queries and o.include_self:
-            error("argument --include-self: does not apply with --queries "
-                  "(queries and vectors are two families)")
+        check_dot_products_options(self.options, self.arg_parser.error)
 
     def check_launch(self):
-        o = self.options
-        if o.strategy == "blocks" and o.blocks is not None and o.blocks > 1:
-            paths = (list(o.args) or ["-"]) + ([o.queries] if o.queries else [])
-            lines = local_lines(paths, stop_above=o.blocks)
-            if lines is not None and lines < o.blocks:
-                self.arg_parser.error(
-                    "argument --blocks: %d blocks for %d input line(s): more blocks than "
-                    "vectors only adds empty block pairs (at most %d here)"
-                    % (o.blocks, lines, max(lines, 1)))
+        check_blocks_against_lines(self.options, self.arg_parser.error)
 
     def other_inputs(self):
         q = self.options.queries
         return [("--queries", q)] if q else []
 
     def memory_advice(self):
-        o = self.options
-        advice = [super().memory_advice()]
-        if o.top_k is not None and o.top_k >= LARGE_TOP_K:
-            advice.append("lower --top-k (now %d: a vector holds up to 1.5 K candidates "
-                          "in a task)" % o.top_k)
-        if o.blocks and o.strategy == "blocks":
-            advice.append("raise --blocks (now %d)" % o.blocks)
-        return ", ".join(advice[:-1]) + " or " + advice[-1] if len(advice) > 1 else advice[0]
+        return dot_products_memory_advice(self.options, super().memory_advice())
 
     def read_streams(self, streams):
         super().read_streams(streams)
@@ -239,23 +132,13 @@ class MRSparseDotProducts(SparseJob):
         if o.queries:
             inputs = list(kwargs["input_paths"]) or ["-"]
             if "://" not in o.queries:
-                # tasks compare whole paths: give them the absolute one; where
-                # mrjob uploads local files (hadoop, emr, dataproc), only the
-                # file name survives
-                absolute = os.path.abspath(o.queries)
                 if not hasattr(self, "_queries_given"):  # (this runs more than once)
                     self._queries_given = o.queries
-                by_name = self._runner_class().alias not in ("inline", "local", "spark")
-                extra = list(kwargs["extra_args"])
-                extra[extra.index("--queries") + 1] = absolute
-                if by_name and "--queries-match" not in extra:
-                    extra += ["--queries-match", "name"]
-                kwargs["extra_args"] = extra
                 try:
-                    refuse_query_overlap(inputs, absolute, by_name)
+                    kwargs["extra_args"], o.queries = queries_for_tasks(
+                        kwargs["extra_args"], inputs, o.queries, self._runner_class().alias)
                 except OverlapError as e:
                     raise JobError(str(e)) from None
-                o.queries = absolute
             kwargs["input_paths"] = inputs + [o.queries]
         if o.strategy == "blocks":
             if o.blocks is None:
@@ -332,16 +215,10 @@ class MRSparseDotProducts(SparseJob):
                              "$mapreduce_map_input_file is not set (on Spark, pass "
                              "--emulate-map-input-file)")
         if self.options.queries_match == "name":
-            return os.path.basename(split_path(path)[2]) in self._query_names()
+            if getattr(self, "_query_names", None) is None:
+                self._query_names = query_names(q)
+            return os.path.basename(split_path(path)[2]) in self._query_names
         return is_query_path(path, q)
-
-    def _query_names(self):
-        names = getattr(self, "_query_names_cache", None)
-        if names is None:
-            q = self.options.queries
-            names = self._query_names_cache = {os.path.basename(f) for f in local_files(q)} \
-                or {os.path.basename(q.rstrip("/"))}
-        return names
 
     def mapper_vectors_init(self):
         self._task_init()
@@ -429,46 +306,9 @@ class MRSparseDotProducts(SparseJob):
     # -- the rows step -------------------------------------------------------
 
     def reducer_rows(self, doc, pieces):
-        k = self.options.top_k
-        limit = self.options.buffer_entries
-        ids_l, sc_l = [], []
-        pending = 0
-        for s in pieces:
-            ids_l.append(s.ids)
-            sc_l.append(s.values.astype(np.float64, copy=False))
-            pending += len(s)
-            if k is not None and pending > max(limit, 2 * k) and len(ids_l) > 1:
-                ids, sc = np.concatenate(ids_l), np.concatenate(sc_l)
-                order = top_k_order(ids, sc, k)
-                ids_l, sc_l = [ids[order]], [sc[order]]
-                pending = order.shape[0]
-        if not ids_l:
-            return
-        ids, sc = np.concatenate(ids_l), np.concatenate(sc_l)
-        order = top_k_order(ids, sc, k)
-        yield doc, Stripe(ids[order], sc[order])
-
-
-def is_query_path(path, queries):
-    """True if the input file ``path`` (as a task sees it) is one of the query
-    files named by ``queries`` (a file, a directory or a glob, by whole path;
-    an authority left out on either side matches any).
-
-    >>> is_query_path("file:///data/q/part-00000", "/data/q")
-    True
-    >>> is_query_path("file:/data/q/part-00000", "/data/q/part-*")
-    True
-    >>> is_query_path("/data/corpus/part-00000", "/data/q")
-    False
-    >>> is_query_path("hdfs://nn:8020/q/a.jsonl", "hdfs:///q/*.jsonl")
-    True
-    """
-    p_scheme, p_auth, p = split_path(path)
-    q_scheme, q_auth, q = split_path(queries)
-    q = q.rstrip("/") or "/"
-    if p_scheme == q_scheme and (p_auth == q_auth or not p_auth or not q_auth):
-        return p == q or p.startswith(q + "/") or fnmatch.fnmatchcase(p, q)
-    return False
+        row = merge_rows(pieces, self.options.top_k, self.options.buffer_entries)
+        if row is not None:
+            yield doc, row
 
 
 if __name__ == "__main__":

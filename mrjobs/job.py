@@ -9,12 +9,9 @@ report) is :mod:`mrjobs.runtime.run`'s; the rest lives in its own module:
 and the df-cut), :mod:`mrjobs.strategies.stripes` and :mod:`mrjobs.strategies.blocks` (the two
 strategies of the dot-products job, behind :mod:`mrjobs.strategies.contract`).
 """
-import argparse
 import functools
 import logging
-import math
 import os
-import sys
 import time
 import uuid
 
@@ -23,10 +20,11 @@ from mrjob.compat import jobconf_from_env
 from mrjob.job import MRJob
 from mrjob.protocol import BytesValueProtocol
 
-from mrjobs.counters import (DFCUT, DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_VECTOR, INPUT,
+from mrjobs.counters import (DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_VECTOR, INPUT,
                              SKIPPED, VECTORS_READ, ZERO_WEIGHT, Counters)
 from mrjobs.kernels import merge_sum, sort_sum
-from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, FORMATS, TINY_WEIGHT, InputError, float32_zeros,
+from mrjobs.options import add_common_options, command_name
+from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, TINY_WEIGHT, InputError, float32_zeros,
                             parse_vector, weight_limit)
 from mrjobs.runtime.errors import JobError
 from mrjobs.runtime.paths import local_path
@@ -60,56 +58,7 @@ class SparseJob(MRJob):
 
     def configure_args(self):
         super().configure_args()
-        self.arg_parser.prog = _command_name(self) or self.arg_parser.prog
-        self.arg_parser.error = _suggesting(self.arg_parser, self.arg_parser.error)
-        self.add_passthru_arg(
-            "--input-format", choices=FORMATS, default="auto",
-            help="Format of the input lines: 'json' ({\"id\": UUID, \"features\": "
-                 "{UUID: weight, ...}}), 'tsv' (UUID TAB UUID:weight UUID:weight ...), "
-                 "'compact' (mrcodecs VectorProtocol records, as --output-format compact "
-                 "and python -m mrjobs.convert --to compact write them), or 'auto' "
-                 "(default), per line: a line whose first TAB is followed by the byte 0x01 "
-                 "or 0x02 (a compact record's kind byte, which no JSON or TSV line holds "
-                 "there) is compact, else lines starting with '{' are JSON, others TSV.")
-        self.add_passthru_arg(
-            "--strict", action="store_true", default=False,
-            help="Fail at the first bad input line (naming its file and line) instead of "
-                 "counting and skipping it.")
-        self.add_passthru_arg(
-            "--max-df", type=at_least(1, MAX_COUNT), default=None, metavar="N",
-            help="Skip features that occur in more than N vectors (the df-cut). Results "
-                 "are then approximate; the counters in group '%s' say how many "
-                 "features and partial products were dropped." % DFCUT)
-        self.add_passthru_arg(
-            "--float32", action="store_true", default=False,
-            help="Carry weights as float32 between steps: fewer bytes, about 7 "
-                 "significant digits.")
-        self.add_passthru_arg(
-            "--wire", choices=("compact", "json"), default="compact",
-            help="Encoding of the records between steps: 'compact' (default; binary "
-                 "mrcodecs stripes) or 'json' (mrjob's JSONProtocol, same logic).")
-        self.add_passthru_arg(
-            "--output-format", choices=("json", "compact"), default="json",
-            help="'json' (default): one line per key, \"UUID\" TAB {\"UUID\": number}. "
-                 "'compact': mrcodecs VectorProtocol records, to chain into another job.")
-        self.add_passthru_arg(
-            "--overwrite-output", action="store_true", default=False,
-            help="Replace the contents of a non-empty --output-dir (by default the job "
-                 "refuses to start, as Hadoop does, so that no stale part file is mixed "
-                 "into the results).")
-        self.add_passthru_arg(
-            "--buffer-entries", type=at_least(1, MAX_BUFFER_ENTRIES), default=1000000,
-            metavar="N",
-            help="Entries a task buffers for in-task combining before it flushes "
-                 "(bounds task memory; default 1000000, at most 2^40; README gives "
-                 "measured peaks).")
-        # mrjob's --num-cores takes any int: 0 means "all" to the runner but not
-        # to mrjob's process pool, a negative one fails in the pool, a huge one
-        # forks that many processes
-        for action in self.arg_parser._actions:
-            if "--num-cores" in action.option_strings:
-                action.type = at_least(1, MAX_CORES)
-                action.help = (action.help or "") + " (1 to %d)" % MAX_CORES
+        add_common_options(self)
 
     def memory_advice(self):
         """What a task out of memory can change (the options of this job)."""
@@ -145,7 +94,7 @@ class SparseJob(MRJob):
                                   "UTF-8); use --output-format json with -r spark")
 
     def _usage(self):
-        name = _command_name(self)
+        name = command_name(self)
         return "%s [options] [input files]" % name if name else super()._usage()
 
     def load_args(self, args):
@@ -348,83 +297,6 @@ FORMAT_HINT = ("accepted: json, one {\"id\": UUID, \"features\": {UUID: weight, 
                "line; tsv, one UUID TAB UUID:weight UUID:weight ... a line; compact, "
                "mrcodecs VectorProtocol records (python -m mrjobs.convert --to compact "
                "makes them); auto (the default) tells them apart line by line")
-
-
-#: the largest --max-df (and --num-features): beyond any corpus's count, and
-#: far from int64's end in the tasks' arithmetic
-MAX_COUNT = 2**62
-#: the largest --buffer-entries: 2^40 entries is tens of TB of task memory
-MAX_BUFFER_ENTRIES = 2**40
-#: the largest --num-cores: the local runner starts a process per core
-MAX_CORES = 1024
-
-
-def _command_name(job):
-    """How the user started ``job``, for usage lines and errors: ``python -m
-    mrjobs.dot_products`` where its class runs as the main module (argparse
-    would say ``dot_products.py``); None otherwise."""
-    if type(job).__module__ != "__main__":
-        return None
-    name = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
-    if not name or name == "__main__":
-        return None
-    return "python -m %s" % name.rsplit(".__main__", 1)[0]
-
-
-def _suggesting(parser, error):
-    """``parser.error`` that names the option closest to a misspelt one
-    ("unrecognized arguments: --top-kk 3 (did you mean --top-k?)")."""
-    import difflib
-
-    def suggest(message):
-        prefix = "unrecognized arguments: "
-        if message.startswith(prefix):
-            known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
-            hints = []
-            for arg in message[len(prefix):].split():
-                if arg.startswith("--"):
-                    close = difflib.get_close_matches(arg.split("=", 1)[0], known, n=1)
-                    if close:
-                        hints.append("%s: did you mean %s?" % (arg.split("=", 1)[0], close[0]))
-            if hints:
-                message += " (%s)" % "; ".join(hints)
-        return error(message)
-    return suggest
-
-
-def at_least(low, high=None):
-    """An argparse type: an int >= ``low`` and, where given, <= ``high``
-    (errors name the option; an over-long number is shown cut)."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError("invalid int value: %s" % _cut(repr(text))) \
-                from None
-        if value < low:
-            raise argparse.ArgumentTypeError("must be at least %d, not %s" % (low, _cut(text)))
-        if high is not None and value > high:
-            raise argparse.ArgumentTypeError("must be at most %d, not %s" % (high, _cut(text)))
-        return value
-    parse.__name__ = "int"
-    return parse
-
-
-def _cut(text, width=40):
-    text = text.strip()
-    return text if len(text) <= width else text[:width - 3] + "..."
-
-
-def finite_float(text):
-    """An argparse type: a finite float."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("invalid float value: %s" % _cut(repr(text))) \
-            from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError("must be a finite number, not %s" % _cut(text))
-    return value
 
 
 def _where(line_in_task):

@@ -18,11 +18,13 @@ Examples
 """
 import numpy as np
 
+from mrcodecs.jobwire import Stripe
 from mrjobs.counters import PAIRS_BELOW_THRESHOLD, PAIRS_NOT_FINITE, PAIRS_SCORED, WORK
+from mrjobs.kernels import top_k_order
 from mrjobs.measures import score
 from mrjobs.parsing import weight_limit
 
-__all__ = ["Scorer"]
+__all__ = ["Scorer", "merge_rows"]
 
 
 class Scorer:
@@ -82,3 +84,33 @@ class Scorer:
                                 int((~above).sum() if keep is None else (~above & keep).sum()))
                 keep = above if keep is None else keep & above
         return keep
+
+
+def merge_rows(pieces, k, limit):
+    """One vector's row from its pieces (:class:`~mrcodecs.jobwire.Stripe` s of
+    neighbour ids and scores): its ``k`` best (all with ``k`` None), merged as
+    they come when more than ``max(limit, 2k)`` are held; None for no pieces.
+
+    >>> from mrcodecs.jobwire import Stripe
+    >>> ids = np.array([b"b" * 16, b"a" * 16], "S16")
+    >>> row = merge_rows([Stripe(ids, np.array([1.0, 2.0]))], 1, 10)
+    >>> row.ids.tolist(), row.values.tolist()
+    ([b'aaaaaaaaaaaaaaaa'], [2.0])
+    """
+    ids_l, sc_l = [], []
+    pending = 0
+    for s in pieces:
+        ids_l.append(s.ids)
+        sc_l.append(s.values.astype(np.float64, copy=False))
+        pending += len(s)
+        if k is not None and pending > max(limit, 2 * k) and len(ids_l) > 1:
+            ids, sc = np.concatenate(ids_l), np.concatenate(sc_l)
+            order = top_k_order(ids, sc, k)
+            ids_l, sc_l = [ids[order]], [sc[order]]
+            pending = order.shape[0]
+    if not ids_l:
+        return None
+    ids, sc = np.concatenate(ids_l), np.concatenate(sc_l)
+    order = top_k_order(ids, sc, k)
+    return Stripe(ids[order], sc[order])
+

@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 
 __all__ = ["is_local", "local_path", "relation", "refuse_overlap", "OverlapError", "InputPathError",
            "STDIN", "stdin_fd", "refuse_device", "is_stream", "input_kind", "matches", "tree_bytes",
-           "split_path", "local_files", "local_lines", "local_size", "refuse_query_overlap"]
+           "split_path", "local_files", "local_lines", "local_size", "refuse_query_overlap",
+           "is_query_path", "query_names", "queries_for_tasks"]
 
 _GLOB = re.compile(r"[*?\[]")
 
@@ -297,3 +298,56 @@ def tree_bytes(path):
 
 
 # -- the output committer on HDFS ------------------------------------------------
+
+
+# -- the queries of the dot-products job ----------------------------------------
+
+def is_query_path(path, queries):
+    """True if the input file ``path`` (as a task sees it) is one of the query
+    files named by ``queries`` (a file, a directory or a glob, by whole path;
+    an authority left out on either side matches any).
+
+    >>> is_query_path("file:///data/q/part-00000", "/data/q")
+    True
+    >>> is_query_path("file:/data/q/part-00000", "/data/q/part-*")
+    True
+    >>> is_query_path("/data/corpus/part-00000", "/data/q")
+    False
+    >>> is_query_path("hdfs://nn:8020/q/a.jsonl", "hdfs:///q/*.jsonl")
+    True
+    """
+    p_scheme, p_auth, p = split_path(path)
+    q_scheme, q_auth, q = split_path(queries)
+    q = q.rstrip("/") or "/"
+    if p_scheme == q_scheme and (p_auth == q_auth or not p_auth or not q_auth):
+        return p == q or p.startswith(q + "/") or fnmatch.fnmatchcase(p, q)
+    return False
+
+
+def query_names(queries):
+    """The file names of the query files ``queries`` names (a task that can
+    only go by names: mrjob uploaded the files), or its own last name."""
+    return {os.path.basename(f) for f in local_files(queries)} \
+        or {os.path.basename(queries.rstrip("/"))}
+
+
+def queries_for_tasks(extra_args, inputs, queries, runner):
+    """The tasks' arguments and ``--queries`` for a local ``queries`` path:
+    tasks compare whole paths, so they get the absolute one; where mrjob
+    uploads local files (hadoop, emr, dataproc) only the file name survives,
+    and the tasks go by names (``--queries-match name``).  An input file that
+    is also a query (or, by names, named like one) is an :class:`OverlapError`.
+
+    Returns
+    -------
+    (extra_args, absolute queries path)
+    """
+    absolute = os.path.abspath(queries)
+    by_name = runner not in ("inline", "local", "spark")
+    extra = list(extra_args)
+    extra[extra.index("--queries") + 1] = absolute
+    if by_name and "--queries-match" not in extra:
+        extra += ["--queries-match", "name"]
+    refuse_query_overlap(inputs, absolute, by_name)
+    return extra, absolute
+

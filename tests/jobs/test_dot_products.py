@@ -311,12 +311,11 @@ def test_queries_on_the_local_runner(tmp_path, strategy):
 
 
 def test_runners_that_upload_refuse_an_input_named_like_a_query(tmp_path, strategy):
-    from mrjobs.job import JobError
-    from mrjobs.dot_products import _refuse_overlap
+    from mrjobs.runtime.paths import OverlapError, refuse_query_overlap
     (tmp_path / "q").mkdir()
     (tmp_path / "c").mkdir()
     write_lines(tmp_path / "q" / "part-00000", LINES[:2])
     write_lines(tmp_path / "c" / "part-00000", LINES[2:4])
-    _refuse_overlap([str(tmp_path / "c")], str(tmp_path / "q"))  # whole paths: fine
-    with pytest.raises(JobError, match="has the name of a query file"):
-        _refuse_overlap([str(tmp_path / "c")], str(tmp_path / "q"), by_name=True)
+    refuse_query_overlap([str(tmp_path / "c")], str(tmp_path / "q"))  # whole paths: fine
+    with pytest.raises(OverlapError, match="has the name of a query file"):
+        refuse_query_overlap([str(tmp_path / "c")], str(tmp_path / "q"), by_name=True)

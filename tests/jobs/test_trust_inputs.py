@@ -30,7 +30,8 @@ import pytest
 
 from mrjobs.runtime.errors import TaskFailed
 from mrjobs.runtime.tasks import task_errors
-from mrjobs.dot_products import LARGE_TOP_K, MAX_TOP_K, MRSparseDotProducts
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.options import LARGE_TOP_K, MAX_TOP_K
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
 
@@ -211,8 +212,8 @@ def test_sizing_never_opens_or_consumes_a_pipe(tmp_path):
         path = "/dev/fd/%d" % r
         job = MRSparseDotProducts([path])
         assert job._default_blocks() == 8  # "input size unknown"
-        from mrjobs.dot_products import _local_lines
-        assert _local_lines([path], stop_above=2) is None
+        from mrjobs.runtime.paths import local_lines
+        assert local_lines([path], stop_above=2) is None
         assert os.read(r, 2000) == DATA[:1000]
     finally:
         os.close(r)
@@ -343,7 +344,8 @@ def test_a_task_out_of_memory_with_a_large_top_k_says_so(tmp_path):
 def test_the_default_blocks_never_exceed_the_jobs_limit(tmp_path, caplog):
     # an input of 2 TB (a sparse file: no disk used) would suit more blocks
     # than the job takes; the default stays at the limit, with a warning
-    from mrjobs.dot_products import MAX_BLOCKS, MRSparseDotProducts
+    from mrjobs.dot_products import MRSparseDotProducts
+    from mrjobs.strategies.sizing import MAX_BLOCKS
     big = tmp_path / "big.jsonl"
     with open(big, "wb") as f:
         f.truncate(2 * 10**12)
