@@ -143,9 +143,21 @@ def _modules(folder):
     return sorted(glob.glob(os.path.join(folder, "*.py")))
 
 
+def _product_modules():
+    """Every module of the product, subpackages (folders with an ``__init__.py``)
+    included."""
+    out = []
+    for top in PRODUCT:
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if os.path.exists(os.path.join(folder, d,
+                                                                            "__init__.py")))
+            out += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
+    return out
+
+
 def test_no_function_of_the_product_is_longer_than_60_lines():
     long = []
-    for path in [p for folder in PRODUCT for p in _modules(folder)]:
+    for path in _product_modules():
         for node in ast.walk(ast.parse(open(path).read(), path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = node.end_lineno - node.lineno + 1
@@ -193,3 +205,167 @@ def test_the_codec_imports_without_a_circle():
 
     for module in sorted(graph):
         visit(module)
+
+
+# -- the floor plan (issue 25): small rooms, one door each -------------------------
+
+MAX_CLASS_LINES = 250
+MAX_MODULE_LINES = 500
+MAX_PARAMETERS = 8
+#: modules of mrjobs still over MAX_MODULE_LINES, each at most its size here;
+#: splitting one takes it off the list (and a new module never joins it)
+MODULES_TO_SPLIT = {"mrjobs/plan/__init__.py": 1221, "mrjobs/pairs/bounds.py": 698,
+                    "mrjobs/measures.py": 676, "mrjobs/pairs/kernel.py": 627}
+#: functions of mrjobs still over MAX_PARAMETERS (the pair kernel's arguments,
+#: to be bundled in one frozen value), each at most its count here
+FUNCTIONS_TO_BUNDLE = {"mrjobs/pairs/bounds.py:PairPlan.__init__": 14,
+                       "mrjobs/pairs/kernel.py:pair_best": 12,
+                       "mrjobs/pairs/kernel.py:_full_best": 12,
+                       "mrjobs/pairs/kernel.py:_full_best_c": 12,
+                       "mrjobs/pairs/kernel.py:_plan": 11,
+                       "mrjobs/pairs/kernel.py:_chunk_best": 10,
+                       "mrjobs/plan/__init__.py:Sample.__init__": 10}
+
+
+def _jobs_modules():
+    return [p for p in _product_modules() if p.startswith(PRODUCT[0] + os.sep)]
+
+
+def _rel(path):
+    return os.path.relpath(path, ROOT).replace(os.sep, "/")
+
+
+def _defs(tree, prefix=""):
+    """(qualified name, node) of the classes and functions of a module."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = prefix + node.name
+            yield name, node
+            yield from _defs(node, name + ".")
+
+
+def test_no_class_of_the_product_is_longer_than_250_lines():
+    long = ["%s:%s (%d lines)" % (_rel(path), name, node.end_lineno - node.lineno + 1)
+            for path in _product_modules()
+            for name, node in _defs(ast.parse(open(path).read(), path))
+            if isinstance(node, ast.ClassDef)
+            and node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES]
+    assert long == []
+
+
+def test_no_module_of_the_jobs_is_longer_than_500_lines():
+    sizes = {_rel(p): len(open(p).read().splitlines()) for p in _jobs_modules()}
+    long = {m: n for m, n in sizes.items() if n > MODULES_TO_SPLIT.get(m, MAX_MODULE_LINES)}
+    assert long == {}
+    assert {m for m in MODULES_TO_SPLIT if sizes.get(m, 0) <= MAX_MODULE_LINES} == set(), \
+        "split: take it off MODULES_TO_SPLIT"
+
+
+def test_no_function_of_the_jobs_takes_more_than_8_parameters():
+    many, seen = {}, {}
+    for path in _jobs_modules():
+        for name, node in _defs(ast.parse(open(path).read(), path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                n = (len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + bool(a.vararg)
+                     + bool(a.kwarg))
+                n -= bool(a.args) and a.args[0].arg in ("self", "cls")
+                key = "%s:%s" % (_rel(path), name)
+                seen[key] = n
+                if n > FUNCTIONS_TO_BUNDLE.get(key, MAX_PARAMETERS):
+                    many[key] = n
+    assert many == {}
+    assert {k for k in FUNCTIONS_TO_BUNDLE if seen.get(k, 0) <= MAX_PARAMETERS} == set(), \
+        "bundled: take it off FUNCTIONS_TO_BUNDLE"
+
+
+def _is_module(name):
+    import importlib.util
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _absolute(path, node):
+    """The module an ``import from`` names, relative ones resolved."""
+    if not node.level:
+        return node.module or ""
+    rel = _rel(path)
+    parts = (rel[len("codecs/"):] if rel.startswith("codecs/") else rel)[:-3].split("/")
+    package = parts[:len(parts) - node.level]
+    return ".".join(package + ([node.module] if node.module else []))
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    # "from mrjobs.x import _y" or "x._y" on a module of ours, where _y is no
+    # module itself (mrjobs._c and mrcodecs._impl are the twins' seams); the
+    # jobs' modules (mrcodecs keeps its layers' own arrangement)
+    ours = ("mrjobs", "mrcodecs")
+    reached = []
+    for path in _jobs_modules():
+        tree = ast.parse(open(path).read(), path)
+        modules = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = _absolute(path, node)
+                if module.split(".")[0] not in ours:
+                    continue
+                for a in node.names:
+                    full = "%s.%s" % (module, a.name)
+                    if _is_module(full):
+                        modules[a.asname or a.name] = full
+                    elif a.name.startswith("_") and not a.name.startswith("__"):
+                        reached.append("%s:%d %s" % (_rel(path), node.lineno, full))
+            elif isinstance(node, ast.Import):
+                modules.update((a.asname or a.name, a.name) for a in node.names
+                               if a.name.split(".")[0] in ours)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                chain, base = [], node.value
+                while isinstance(base, ast.Attribute):
+                    chain.insert(0, base.attr)
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in modules:
+                    full = ".".join([modules[base.id]] + chain + [node.attr])
+                    if not _is_module(full):
+                        reached.append("%s:%d %s" % (_rel(path), node.lineno, full))
+    assert reached == []
+
+
+def test_the_package_never_reads_bench():
+    # an installed wheel has no bench/: the planner's calibration is package data
+    for path in _product_modules():
+        text = open(path).read()
+        assert '"bench"' not in text and "'bench'" not in text and "bench/" not in text, path
+    import mrjobs.plan
+    assert os.path.exists(mrjobs.plan.CALIBRATION)
+    assert os.path.dirname(mrjobs.plan.CALIBRATION) == os.path.dirname(mrjobs.plan.__file__)
+
+
+def test_the_package_zip_ships_every_subpackage():
+    import zipfile
+
+    import mrjobs
+    from mrjobs.runtime.shipping import package_zip
+    names = set(zipfile.ZipFile(package_zip()).namelist())
+    for path in _product_modules():
+        rel = _rel(path)
+        name = rel[len("codecs/"):] if rel.startswith("codecs/") else rel
+        assert name in names, name
+    subpackages = [d for d in os.listdir(os.path.dirname(mrjobs.__file__))
+                   if os.path.exists(os.path.join(os.path.dirname(mrjobs.__file__), d,
+                                                  "__init__.py"))]
+    assert sorted(subpackages) == ["pairs", "plan", "runtime", "strategies"]
+
+
+def test_setup_cfg_lists_every_package():
+    import configparser
+    cfg = configparser.ConfigParser()
+    cfg.read(os.path.join(ROOT, "setup.cfg"))
+    listed = set(cfg["options"]["packages"].split())
+    found = {os.path.relpath(os.path.dirname(p), PRODUCT[0]).replace(os.sep, ".")
+             for p in _jobs_modules() if p.endswith("__init__.py")}
+    assert {"mrjobs" if f == "." else "mrjobs." + f for f in found} | {"mrcodecs"} == listed
+
