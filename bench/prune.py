@@ -51,37 +51,30 @@ def _halves(A, size):
     return A[np.sort(perm[:size])], A[np.sort(perm[size:2 * size])]
 
 
-def _run(X, Y, threshold, kernel, prune, forced):
-    saved = pairs._C, pairs.PLAN_SHARE_MAX, pairs.LIVE_SHARE_MAX
-    pairs._C = kernel
-    if forced:
-        pairs.PLAN_SHARE_MAX = pairs.LIVE_SHARE_MAX = float("inf")
-    try:
-        best, out = float("inf"), None
-        for _ in range(REPEATS):
-            t = time.process_time()
-            res = pairs.pair_best(X, Y, Scorer("cosine", Counters(), threshold), None,
-                                  1_000_000, prune=prune)
-            got = []
-            try:
-                while True:
-                    d, g, o, s = next(res)
-                    if d == pairs.ROWS:
-                        got.append(np.stack([g, o]).T)
-            except StopIteration as stop:
-                work = stop.value
-            best = min(best, time.process_time() - t)
-            out = np.concatenate(got) if got else np.empty((0, 2), np.int64)
-        return best, work, out[np.lexsort(out.T[::-1])]
-    finally:
-        pairs._C, pairs.PLAN_SHARE_MAX, pairs.LIVE_SHARE_MAX = saved
+def _run(X, Y, threshold, kernel, prune):
+    spec = pairs.PairSpec(None, 1_000_000, prune=prune, kernel=kernel)
+    best, out = float("inf"), None
+    for _ in range(REPEATS):
+        t = time.process_time()
+        res = pairs.pair_best(X, Y, Scorer("cosine", Counters(), threshold), spec)
+        got = []
+        try:
+            while True:
+                d, g, o, s = next(res)
+                if d == pairs.ROWS:
+                    got.append(np.stack([g, o]).T)
+        except StopIteration as stop:
+            work = stop.value
+        best = min(best, time.process_time() - t)
+        out = np.concatenate(got) if got else np.empty((0, 2), np.int64)
+    return best, work, out[np.lexsort(out.T[::-1])]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = p.parse_args(argv)
-    c = pairs._c.C
+    c = pairs.KERNEL == "c"
     corpora = [("text-20k (documents)", _text(False), 5000),
                ("para-20k (paragraphs)", _text(True), 5000),
                ("tfidf-20k (generated)", _generated(), 10000)]
@@ -92,10 +85,10 @@ def main(argv=None):
         X, Y = _halves(A, size)
         est = pairs.bounds_cost_share(X, Y)  # on the C kernels, when built
         for t in THRESHOLDS:
-            full_c = _run(X, Y, t, c, False, False) if c is not None else None
-            full_np = _run(X, Y, t, None, False, False)
-            forced = _run(X, Y, t, None, True, True)
-            default = _run(X, Y, t, c, True, False)
+            full_c = _run(X, Y, t, "c", "never") if c else None
+            full_np = _run(X, Y, t, "numpy", "never")
+            forced = _run(X, Y, t, "numpy", "always")
+            default = _run(X, Y, t, "auto", "auto")
             ref = full_np[2]
             same = all(np.array_equal(r[2], ref) for r in (full_c, forced, default) if r)
             if not same:

@@ -36,6 +36,7 @@ scipy's order), step 5 selects each row's ``k`` best in C, and step 6 keeps
 each column's ``k`` best in C (:class:`_Kept`); chunks are smaller
 (:data:`C_CHUNK`).  ``tests/pairs/test_pairs.py`` runs every case on both paths.
 """
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -43,14 +44,77 @@ import numpy as np
 from mrjobs import _c
 from mrjobs.kernels import top_k_groups
 
-__all__ = ["pair_best", "PairWork", "ROWS", "COLUMNS", "KERNEL", "KERNEL_REASON",
-           "bounds_cost_share"]
+__all__ = ["pair_best", "PairSpec", "PairWork", "ROWS", "COLUMNS", "KERNEL", "KERNEL_REASON",
+           "KERNELS", "PRUNE_MODES", "bounds_cost_share"]
 
 
 #: the C kernels in use (:mod:`mrjobs._c`), or None for the numpy path;
 #: KERNEL is "c" or "numpy", KERNEL_REASON says why.  Both paths give the same
 #: pairs, dot products (to the bit) and selections.
 _C, KERNEL, KERNEL_REASON = _c.C, _c.NAME, _c.REASON
+
+#: the ``kernel`` choices of :class:`PairSpec`
+KERNELS = ("auto", "c", "numpy")
+#: the ``prune`` choices of :class:`PairSpec`: where the bounds pay (True is
+#: "auto"), whenever they can apply (the cost gates skipped), never (False)
+PRUNE_MODES = ("auto", "always", "never")
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """How :func:`pair_best` pairs two blocks (one value for all its choices).
+
+    Attributes
+    ----------
+    k : int, optional
+        Each vector's ``k`` best (all without ``k``).
+    limit : int
+        Products per chunk of rows (a row over it alone is a chunk of its
+        own); also the size of the mirror buffer.
+    diagonal, include_self : bool
+        ``A`` and ``C`` are one block: each unordered pair is scored once (and,
+        with ``include_self``, each row with itself).
+    mirror : bool
+        Also yield each column's best rows (False: rows only).
+    prune : {"auto", "always", "never"} or bool
+        With a threshold and a measure :mod:`mrjobs.pairs.bounds` can bound,
+        skip the (row, column group) products that cannot be kept
+        (:class:`mrjobs.pairs.bounds.PairPlan`): "auto" (or True) where the
+        bounds' estimated cost pays, "always" whenever they apply, "never"
+        (or False).  The results keep the same pairs and scores, though a
+        row's best may come in more than one result.
+    kernel : {"auto", "c", "numpy"}
+        The C kernels (:mod:`mrjobs._c`; "auto": where they are built) or the
+        numpy path; both give the same pairs, dot products and selections.
+    """
+
+    k: int = None
+    limit: int = 1_000_000
+    diagonal: bool = False
+    include_self: bool = False
+    mirror: bool = True
+    prune: object = "auto"
+    kernel: str = "auto"
+
+    def __post_init__(self):
+        if self.prune not in PRUNE_MODES + (True, False):
+            raise ValueError("prune: one of %s, True or False, not %r" % (PRUNE_MODES,
+                                                                         self.prune))
+        if self.kernel not in KERNELS:
+            raise ValueError("kernel: one of %s, not %r" % (KERNELS, self.kernel))
+        if self.kernel == "c" and _C is None:
+            raise ValueError("kernel 'c': the C kernels are not built here (%s)"
+                             % KERNEL_REASON)
+
+    @property
+    def c(self):
+        """The C kernels this spec runs on, or None for the numpy path."""
+        return None if self.kernel == "numpy" else _C
+
+    @property
+    def prune_mode(self):
+        return {True: "auto", False: "never"}.get(self.prune, self.prune)
+
 
 #: direction of a result: ``groups`` index rows of ``A``, ``others`` rows of ``C``
 ROWS = 0
@@ -75,9 +139,7 @@ class PairWork(NamedTuple):
     pair_pruned: int = 0
 
 
-def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
-              include_self=False, mirror=True, stats_a=None, stats_c=None, exclude=None,
-              prune=True):
+def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, exclude=None):
     """Best-scored pairs of the rows of two CSR blocks, in both directions.
 
     Parameters
@@ -88,24 +150,12 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
         a diagonal block.
     scorer : mrjobs.scoring.Scorer
         ``score(dots, stats_a, stats_b)`` and ``keep(scores)`` (mask or None).
-    k : int, optional
-        Each vector's ``k`` best (all without ``k``).
-    limit : int
-        Products per chunk of rows (a row over it alone is a chunk of its
-        own); also the size of the mirror buffer.
-    diagonal, include_self : bool
-        ``A`` and ``C`` are one block: each unordered pair is scored once (and,
-        with ``include_self``, each row with itself).
-    mirror : bool
-        Also yield each column's best rows (False: rows only).
+    spec : PairSpec
+        ``k``, the chunk ``limit``, ``diagonal``, ``include_self``,
+        ``mirror``, ``prune`` and ``kernel`` (see :class:`PairSpec`).
     stats_a, stats_c, exclude : numpy.ndarray, optional
         Per-row statistics of the measure; pairs left out, as ``row *
         len(C) + col`` (two blocks only).
-    prune : bool
-        With a threshold or ``k`` and a measure :mod:`mrjobs.pairs.bounds` can
-        bound, skip the (row, column group) products that cannot be kept
-        (:class:`mrjobs.pairs.bounds.PairPlan`); the results keep the same pairs
-        and scores, though a row's best may come in more than one result.
 
     Yields
     ------
@@ -121,26 +171,23 @@ def pair_best(A, C, scorer, k=None, limit=1_000_000, *, diagonal=False,
         The products computed and what pruning skipped (the generator's
         return value).
     """
-    n_c = C.shape[0]
+    n_c, k = C.shape[0], spec.k
     # with k: cut the mirrored candidates to k a column once 2k a column pile up
-    held = _Held(k, limit if k is None else 2 * k * n_c, n_c)
+    held = _Held(k, spec.limit if k is None else 2 * k * n_c, n_c)
     exact_zeros = _may_hold_zero_dots(A.data, C.data)
-    plan = _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror,
-                 (stats_a, stats_c), exact_zeros)
+    plan = _plan(A, C, scorer, spec, exclude, (stats_a, stats_c), exact_zeros)
     if plan is not None:
-        products = yield from _pruned_best(plan, scorer, k, limit, held, mirror, diagonal,
-                                           (stats_a, stats_c))
+        products = yield from _pruned_best(plan, scorer, spec, held, (stats_a, stats_c))
         return PairWork(products, plan.rows_pruned, plan.cols_pruned, plan.cells_pruned,
                         int(plan.pair_pruned))
-    full = _full_best if _C is None else _full_best_c
-    return PairWork((yield from full(A, C, scorer, k, limit, held, mirror, diagonal,
-                                     include_self, (stats_a, stats_c), exclude, exact_zeros)))
+    full = _full_best if spec.c is None else _full_best_c
+    return PairWork((yield from full(A, C, scorer, spec, held, (stats_a, stats_c), exclude,
+                                     exact_zeros)))
 
 
-def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, stats,
-               exclude, exact_zeros):
+def _full_best(A, C, scorer, spec, held, stats, exclude, exact_zeros):
     """:func:`pair_best` without pruning: every product, chunk by chunk."""
-    n_c = C.shape[0]
+    n_c, k, limit, diagonal = C.shape[0], spec.k, spec.limit, spec.diagonal
     Bt = None if diagonal else C.T.tocsr()
     # with k, chunks narrow enough for a dense array of <= 4 * limit cells
     max_rows = max(1, 4 * limit // max(n_c, 1)) if k is not None else None
@@ -151,11 +198,10 @@ def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, sta
         c0 = start if diagonal else 0
         r, c, dots = _chunk_dots(A[start:end], Bt, start, c0, exact_zeros)
         if diagonal:
-            r, c, dots = _upper(r, c, dots, include_self)
+            r, c, dots = _upper(r, c, dots, spec.include_self)
         products += dots.shape[0]
         r, c, scores = _chunk_scores(r, c, dots, scorer, stats, exclude, n_c)
-        yield from _chunk_best(r, c, scores, k, limit, (start, end, c0, n_c), held,
-                               mirror, diagonal and include_self, diagonal)
+        yield from _chunk_best(r, c, scores, spec, (start, end, c0, n_c), held)
         if held.full():
             yield (COLUMNS,) + held.take()
         start = end
@@ -169,21 +215,20 @@ def _full_best(A, C, scorer, k, limit, held, mirror, diagonal, include_self, sta
 C_CHUNK = 131072
 
 
-def _full_best_c(A, C, scorer, k, limit, held, mirror, diagonal, include_self, stats,
-                 exclude, exact_zeros):
+def _full_best_c(A, C, scorer, spec, held, stats, exclude, exact_zeros):
     """:func:`_full_best` on the C kernels: each chunk's products (the upper
     triangle only, on a diagonal block; pairs whose dot product is exactly
     0.0 included), scored in numpy, each row's ``k`` best selected in C and
     each column's ``k`` best kept across the chunks (:class:`_Kept`)."""
-    n_c = C.shape[0]
+    n_c, k, diagonal, kernels = C.shape[0], spec.k, spec.diagonal, spec.c
     a = _csr_arrays(A)
     Bt = C.T.tocsr()
     Bt.sort_indices()
     b = _csr_arrays(Bt)
-    mode = (2 if include_self else 1) if diagonal else 0
-    kept = _Kept(n_c, min(k, A.shape[0])) if k is not None and mirror else None
+    mode = (2 if spec.include_self else 1) if diagonal else 0
+    kept = _Kept(kernels, n_c, min(k, A.shape[0])) if k is not None and spec.mirror else None
     bound = _product_bounds(A, C)
-    ends = _chunk_ends(bound, min(limit, C_CHUNK))
+    ends = _chunk_ends(bound, min(spec.limit, C_CHUNK))
     caps = np.add.reduceat(bound, np.array([0] + ends[:-1], np.intp)) if ends else np.zeros(0)
     # one set of product buffers for every chunk (fresh pages for each chunk
     # cost as much as the product on small chunks); what leaves this function
@@ -193,20 +238,20 @@ def _full_best_c(A, C, scorer, k, limit, held, mirror, diagonal, include_self, s
     best = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)) if k else None
     products = start = 0
     for end in ends:
-        n = _C.dots(*a, *b, n_c, start, end, mode, *out)
+        n = kernels.dots(*a, *b, n_c, start, end, mode, *out)
         if n < 0:
             raise AssertionError("a chunk's products exceed their bound")
         products += n
         r, c, scores = _chunk_scores(out[0][:n], out[1][:n], out[2][:n], scorer, stats,
                                      exclude, n_c)
         if k is None:
-            yield from _sparse_best(r, c, scores, None, held, mirror, diagonal)
+            yield from _sparse_best(r, c, scores, None, held, spec.mirror, diagonal)
             if held.full():
                 yield (COLUMNS,) + held.take()
         elif r.shape[0]:
             scores = np.ascontiguousarray(scores, dtype=np.float64)
             # (a k beyond the entries keeps them all, and fits a C size)
-            m = _C.top_k_rows(r, c, scores, min(k, r.shape[0]), *best)
+            m = kernels.top_k_rows(r, c, scores, min(k, r.shape[0]), *best)
             yield (ROWS,) + tuple(x[:m].copy() for x in best)
             if kept is not None:
                 kept.offer(c, r, scores, diagonal)
@@ -228,8 +273,8 @@ class _Kept:
     ``cap`` slots a column (16 bytes a slot) that is cut to its ``k`` best
     whenever it fills, raising the column's floor (the worst of them)."""
 
-    def __init__(self, n, k):
-        self.k = k
+    def __init__(self, kernels, n, k):
+        self.c, self.k = kernels, k
         self.cap = k + max(k // 2, 8)
         self.scores = np.empty(n * self.cap)
         self.others = np.empty(n * self.cap, np.int64)
@@ -237,15 +282,15 @@ class _Kept:
         self.floor = np.full(n, -np.inf)
 
     def offer(self, groups, others, scores, skip_self):
-        _C.kept_offer(groups, others, scores, skip_self, self.k, self.cap, self.scores,
-                      self.others, self.sizes, self.floor)
+        self.c.kept_offer(groups, others, scores, skip_self, self.k, self.cap, self.scores,
+                          self.others, self.sizes, self.floor)
 
     def take(self):
         """(groups, others, scores): every column's ``k`` best, grouped (in no
         set order within a column); the buffers are emptied."""
         n = int(np.minimum(self.sizes, self.k).sum())
         out = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n)
-        m = _C.kept_take(self.k, self.scores, self.others, self.sizes, *out)
+        m = self.c.kept_take(self.k, self.scores, self.others, self.sizes, *out)
         self.floor[:] = -np.inf
         return tuple(x[:m] for x in out)
 
@@ -278,17 +323,18 @@ PRODUCT_NS_C, PAIR_NS_C, PLAN_SHARE_C = 1.0, 4.5, 5.0
 GROUP_ROWS = 64
 
 
-def _planning_pays(A, C, diagonal, mirror):
+def _planning_pays(A, C, diagonal, mirror, kernel="auto"):
     """True if computing the bounds (a product of each side with the other's
     per-group maxima) costs little beside the full product (estimated from
     the two sides' feature counts alone)."""
-    limit = PLAN_SHARE_MAX * (1.0 if _C is None else PLAN_SHARE_C)
-    return bounds_cost_share(A, C, diagonal, mirror) <= limit
+    c = PairSpec(kernel=kernel).c
+    limit = PLAN_SHARE_MAX * (1.0 if c is None else PLAN_SHARE_C)
+    return bounds_cost_share(A, C, diagonal, mirror, kernel) <= limit
 
 
-def bounds_cost_share(A, C, diagonal=False, mirror=True):
-    """The bounds' estimated cost over the full product's, on the kernels in
-    use (C or numpy), from the two sides' feature counts alone."""
+def bounds_cost_share(A, C, diagonal=False, mirror=True, kernel="auto"):
+    """The bounds' estimated cost over the full product's, on the ``kernel``
+    (see :class:`PairSpec`), from the two sides' feature counts alone."""
     df_a = np.bincount(A.indices, minlength=A.shape[1]).astype(np.float64)
     df_c = df_a if diagonal else np.bincount(C.indices, minlength=C.shape[1]).astype(np.float64)
     plan = 0.0
@@ -300,7 +346,7 @@ def bounds_cost_share(A, C, diagonal=False, mirror=True):
             break
     flops = _dot(df_a, df_c)
     pairs = min(float(A.shape[0]) * C.shape[0], flops)
-    if _C is None:
+    if PairSpec(kernel=kernel).c is None:
         full = PRODUCT_NS * flops + PAIR_NS * pairs
     else:
         full = PRODUCT_NS_C * flops + PAIR_NS_C * pairs
@@ -316,27 +362,31 @@ def _dot(x, y):
     return float(np.multiply(x, y, dtype=np.float64).sum())
 
 
-def _plan(A, C, scorer, k, prune, exclude, diagonal, include_self, mirror, stats, zeros):
+def _plan(A, C, scorer, spec, exclude, stats, zeros):
     """A :class:`~mrjobs.pairs.bounds.PairPlan` where pruning pays, else None.
 
     Only with a threshold: with top-k alone, a first pass over one group
     gives floors too low to skip much (on text, ~8% of the products) and the
     pruned path lost to the full product.  A plan whose live cells would
     multiply more row entries than :data:`LIVE_SHARE_MAX` of the full
-    product's bound is dropped."""
-    if not prune or exclude is not None or scorer.threshold is None:
+    product's bound is dropped (``spec.prune`` "always": neither gate)."""
+    mode = spec.prune_mode
+    if mode == "never" or exclude is not None or scorer.threshold is None:
         return None
     # here, not at the top: mrjobs.pairs.bounds needs scipy, which a stripes task
     # (or the vectors and rows steps) must not need
     from mrjobs.pairs import bounds as _prune
-    if not _prune.supports(scorer.measure) or not _planning_pays(A, C, diagonal, mirror):
+    if not _prune.supports(scorer.measure):
+        return None
+    if mode == "auto" and not _planning_pays(A, C, spec.diagonal, spec.mirror, spec.kernel):
         return None
     plan = _prune.PairPlan(A, C, scorer.measure, _plan_scorer(scorer, *stats),
-                           threshold=scorer.threshold, k=k, row_stats=stats[0],
-                           col_stats=stats[1], diagonal=diagonal, include_self=include_self,
-                           mirror=mirror, exact_zeros=zeros, group_size=GROUP_ROWS)
+                           threshold=scorer.threshold, k=spec.k, row_stats=stats[0],
+                           col_stats=stats[1], diagonal=spec.diagonal,
+                           include_self=spec.include_self, mirror=spec.mirror,
+                           exact_zeros=zeros, group_size=GROUP_ROWS)
     spread = _dot(plan.live_r.sum(axis=1), np.diff(A.indptr))
-    if spread > LIVE_SHARE_MAX * float(_product_bounds(A, C).sum()):
+    if mode == "auto" and spread > LIVE_SHARE_MAX * float(_product_bounds(A, C).sum()):
         return None
     return plan
 
@@ -352,7 +402,7 @@ def _plan_scorer(scorer, stats_a, stats_c):
     return score
 
 
-def _pruned_best(plan, scorer, k, limit, held, mirror, diagonal, stats):
+def _pruned_best(plan, scorer, spec, held, stats):
     """:func:`pair_best` over the pairs a :class:`~mrjobs.pairs.bounds.PairPlan`
     leaves: its first pass, then its live cells in row chunks."""
     order = plan.row_order()
@@ -363,16 +413,16 @@ def _pruned_best(plan, scorer, k, limit, held, mirror, diagonal, stats):
     else:
         chunks = []
     start = 0
-    for end in _chunk_ends(bound, limit):
+    for end in _chunk_ends(bound, spec.limit):
         chunks.append(order[start:end])
         start = end
     n_c = plan.C.shape[0]
     for chunk in chunks:
         r, c, dots = chunk if isinstance(chunk, tuple) else plan.pairs(chunk)
-        if diagonal:
+        if spec.diagonal:
             r, c, dots = _upper(r, c, dots, plan.include_self)
         r, c, scores = _chunk_scores(r, c, dots, scorer, stats, None, n_c)
-        yield from _sparse_best(r, c, scores, k, held, mirror, diagonal)
+        yield from _sparse_best(r, c, scores, spec.k, held, spec.mirror, spec.diagonal)
         if held.full():
             yield (COLUMNS,) + held.take()
     yield (COLUMNS,) + held.take()
@@ -419,9 +469,11 @@ def _chunk_scores(r, c, dots, scorer, stats, exclude, n_c):
     return r, c, scores
 
 
-def _chunk_best(r, c, scores, k, limit, span, held, mirror, self_pairs, diagonal):
+def _chunk_best(r, c, scores, spec, span, held):
     """Yield the rows' best of one scored chunk; hold the columns' candidates."""
     start, end, c0, n_c = span
+    k, limit, mirror, diagonal = spec.k, spec.limit, spec.mirror, spec.diagonal
+    self_pairs = diagonal and spec.include_self
     n_r = end - start
     if k is not None and _dense_enough(scores.shape[0], n_r, n_c - c0, k, limit):
         # one dense array (the chunk's rows, the columns it can reach) serves

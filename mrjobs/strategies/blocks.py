@@ -71,7 +71,7 @@ from mrjobs.strategies.combining import FeatureCounts, PostingBuffer, RegroupBuf
 from mrjobs.counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
                        DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
 from mrjobs.kernels import group_starts
-from mrjobs.pairs.kernel import ROWS, pair_best
+from mrjobs.pairs.kernel import ROWS, PairSpec, pair_best
 from mrjobs.strategies.contract import Step, by_family
 
 __all__ = ["BlocksStrategy"]
@@ -265,10 +265,11 @@ class BlocksStrategy:
         A = rows.matrix(feats)
         C = A if diagonal else cols.matrix(feats)
         same = None if diagonal else _same_ids(rows.ids, cols.ids, C.shape[0])
-        results = pair_best(A, C, ctx.scorer, ctx.top_k, ctx.buffer_entries,
-                            diagonal=diagonal, include_self=ctx.include_self,
-                            mirror=not ctx.queries, stats_a=rows.stats, stats_c=cols.stats,
-                            exclude=same, prune=ctx.prune)
+        spec = PairSpec(ctx.top_k, ctx.buffer_entries, diagonal=diagonal,
+                        include_self=ctx.include_self, mirror=not ctx.queries,
+                        prune="auto" if ctx.prune else "never")
+        results = pair_best(A, C, ctx.scorer, spec, stats_a=rows.stats, stats_c=cols.stats,
+                            exclude=same)
         work = yield from self._emit_all(results, rows, cols)
         for name, n in ((BLOCK_PAIRS, 1), (PRODUCTS_COMPUTED, work.products),
                         (ROWS_PRUNED, work.rows_pruned), (COLUMNS_PRUNED, work.columns_pruned),

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import mrjobs.pairs.kernel
 from mrjobs import measures
 from mrjobs.counters import Counters
-from mrjobs.pairs.kernel import pair_best
+from mrjobs.pairs.kernel import PairSpec, pair_best
 from mrjobs.scoring import Scorer
 
 pytestmark = pytest.mark.asan
@@ -78,14 +78,15 @@ def prepared(measure, raw):
     return M, stats
 
 
-def collect(A, C, measure, stats, k, threshold, limit, shape, float32, n_features, prune):
+def collect(A, C, measure, stats, k, threshold, shape, float32, n_features, spec):
     """{(direction, vector): [(other, score)]} best first, cut to k, and the
     counters and work of the run."""
     counts = Counters()
     scorer = Scorer(measure, counts, threshold, n_features=n_features, float32=float32)
-    results = pair_best(A, C, scorer, k, limit, diagonal=shape in ("diagonal", "self"),
-                        include_self=shape == "self", mirror=shape != "queries",
-                        stats_a=stats[0], stats_c=stats[1], prune=prune)
+    spec = PairSpec(k, spec["limit"], diagonal=shape in ("diagonal", "self"),
+                    include_self=shape == "self", mirror=shape != "queries",
+                    prune=spec["prune"], kernel=spec["kernel"])
+    results = pair_best(A, C, scorer, spec, stats_a=stats[0], stats_c=stats[1])
     got = {}
     while True:
         try:
@@ -126,15 +127,12 @@ def _blocks(measure, seed, kinds_a, kinds_c, n_features, density, negative, shap
 def test_c_and_numpy_kernels_agree_on_hostile_blocks(measure, seed, kinds_a, kinds_c,
                                                     n_features, density, negative, shape, k,
                                                     threshold, limit, float32):
-    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     A, C, stats = _blocks(measure, seed, kinds_a, kinds_c, n_features, density, negative,
                           shape)
-    args = (A, C, measure, stats, k, threshold, limit, shape, float32, n_features, False)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mrjobs.pairs.kernel, "_C", c)
-        got_c = collect(*args)
-        mp.setattr(mrjobs.pairs.kernel, "_C", None)
-        got_np = collect(*args)
+    args = (A, C, measure, stats, k, threshold, shape, float32, n_features)
+    got_c = collect(*args, dict(limit=limit, prune=False, kernel="c"))
+    got_np = collect(*args, dict(limit=limit, prune=False, kernel="numpy"))
     assert got_c[0] == got_np[0]
     assert got_c[1] == got_np[1]  # the same pairs scored and dropped
     assert got_c[2] == got_np[2]
@@ -154,7 +152,7 @@ def test_pruned_and_full_products_agree_on_hostile_blocks(measure, seed, kinds_a
                           shape)
     if measure in ("dot", "cooccurrence") and threshold > 0:
         threshold *= 4.0
-    args = (A, C, measure, stats, k, threshold, limit, shape, float32, n_features)
+    args = (A, C, measure, stats, k, threshold, shape, float32, n_features)
     plans = []
     pruned_best = mrjobs.pairs.kernel._pruned_best
 
@@ -163,9 +161,7 @@ def test_pruned_and_full_products_agree_on_hostile_blocks(measure, seed, kinds_a
         return (yield from pruned_best(plan, *rest))
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mrjobs.pairs.kernel, "LIVE_SHARE_MAX", float("inf"))  # always pruned
-        mp.setattr(mrjobs.pairs.kernel, "PLAN_SHARE_MAX", float("inf"))
-        mp.setattr(mrjobs.pairs.kernel, "_pruned_best", spy)
-        pruned = collect(*args, prune=True)[0]
+        mp.setattr(mrjobs.pairs.kernel, "_pruned_best", spy)  # (to see the path taken)
+        pruned = collect(*args, dict(limit=limit, prune="always", kernel="auto"))[0]
     assert len(plans) == 1  # the pruned path was taken
-    assert pruned == collect(*args, prune=False)[0]
+    assert pruned == collect(*args, dict(limit=limit, prune="never", kernel="auto"))[0]

@@ -12,20 +12,22 @@ import scipy.sparse as sp
 
 import mrjobs.pairs.kernel
 from mrjobs.counters import Counters
-from mrjobs.pairs.kernel import COLUMNS, ROWS, pair_best
+from mrjobs.pairs.kernel import COLUMNS, ROWS, PairSpec, pair_best
 from mrjobs.scoring import Scorer
 
 pytestmark = pytest.mark.asan
+
+
+#: the kernel _run asks for (PairSpec.kernel), set by the fixture below
+_KERNEL = {"name": "auto"}
 
 
 @pytest.fixture(autouse=True, params=["c", "numpy"])
 def kernel(request, monkeypatch):
     """Every test on both paths: the C kernels and the numpy twin."""
     if request.param == "c":
-        c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
-        monkeypatch.setattr(mrjobs.pairs.kernel, "_C", c)
-    else:
-        monkeypatch.setattr(mrjobs.pairs.kernel, "_C", None)
+        pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    monkeypatch.setitem(_KERNEL, "name", request.param)
     return request.param
 
 
@@ -73,9 +75,9 @@ def _oracle(A, C, k, threshold, diagonal, include_self):
 def _run(A, C, k, threshold, limit, diagonal=False, include_self=False, mirror=True,
          exclude=None, prune=False):
     counts = Counters()
-    results = pair_best(A, C, Scorer("dot", counts, threshold), k, limit, diagonal=diagonal,
-                        include_self=include_self, mirror=mirror, exclude=exclude,
-                        prune=prune)
+    spec = PairSpec(k, limit, diagonal=diagonal, include_self=include_self, mirror=mirror,
+                    prune=prune, kernel=_KERNEL["name"])
+    results = pair_best(A, C, Scorer("dot", counts, threshold), spec, exclude=exclude)
     got = {ROWS: {}, COLUMNS: {}}
     while True:
         try:

@@ -8,17 +8,18 @@ import scipy.sparse as sp
 
 import mrjobs.pairs.kernel
 from mrjobs.counters import Counters
-from mrjobs.pairs.kernel import COLUMNS, ROWS, pair_best
+from mrjobs.pairs.kernel import COLUMNS, ROWS, PairSpec, pair_best
 from mrjobs.scoring import Scorer
 
 pytestmark = pytest.mark.asan
 
 
-def _raw(A, C, k, limit, **kw):
-    """Each direction's {group: [(other, score)]} as the kernel yields them
+def _raw(A, C, k, limit, kernel, **kw):
+    """Each direction's {group: [(other, score)]} as the ``kernel`` yields them
     (entries in the order they come, groups merged across results)."""
-    results = pair_best(A, C, Scorer("dot", Counters(), kw.pop("threshold", None)), k, limit,
-                        prune=False, **kw)  # the full product on both paths
+    scorer = Scorer("dot", Counters(), kw.pop("threshold", None))
+    spec = PairSpec(k, limit, prune=False, kernel=kernel, **kw)  # the full product on both
+    results = pair_best(A, C, scorer, spec)
     got = {ROWS: {}, COLUMNS: {}}
     while True:
         try:
@@ -37,7 +38,7 @@ def test_c_kernels_give_the_numpy_paths_results_to_the_bit(k, threshold, limit, 
                                                            include_self, mirror):
     # random float weights: sums whose rounding depends on the order of the
     # terms, scores that tie only by equal dot products
-    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     rng = np.random.default_rng(11)
 
     def block(n):
@@ -50,11 +51,8 @@ def test_c_kernels_give_the_numpy_paths_results_to_the_bit(k, threshold, limit, 
     C = A if diagonal else block(55)
     kw = dict(threshold=threshold, diagonal=diagonal, include_self=include_self,
               mirror=mirror)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mrjobs.pairs.kernel, "_C", c)
-        got_c, work_c = _raw(A, C, k, limit, **kw)
-        mp.setattr(mrjobs.pairs.kernel, "_C", None)
-        got_np, work_np = _raw(A, C, k, limit, **kw)
+    got_c, work_c = _raw(A, C, k, limit, "c", **kw)
+    got_np, work_np = _raw(A, C, k, limit, "numpy", **kw)
     for direction in (ROWS, COLUMNS):
         assert got_c[direction].keys() == got_np[direction].keys()
         for g, pairs in got_np[direction].items():
@@ -215,12 +213,10 @@ def test_a_k_beyond_the_entries_keeps_them_all(k):
     # and through the pair kernel, on both paths, as --top-k gives it
     A = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0], [4.0, 0.0]]))
     got = []
-    with pytest.MonkeyPatch.context() as mp:
-        for kernel, top in ((c, k), (None, k), (None, None)):
-            mp.setattr(mrjobs.pairs.kernel, "_C", kernel)
-            raw = _raw(A, A, top, 50, diagonal=True)[0]
-            got.append({d: {g: sorted(v) for g, v in groups.items()}
-                        for d, groups in raw.items()})
+    for kernel, top in (("c", k), ("numpy", k), ("numpy", None)):
+        raw = _raw(A, A, top, 50, kernel, diagonal=True)[0]
+        got.append({d: {g: sorted(v) for g, v in groups.items()}
+                    for d, groups in raw.items()})
     assert got[0] == got[1] == got[2]
     assert got[0][ROWS] == {0: [(1, 6.0), (2, 4.0)]}
 

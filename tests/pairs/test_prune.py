@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mrjobs import measures
 from mrjobs.pairs import bounds as prune
 from mrjobs.counters import Counters
-from mrjobs.pairs.kernel import COLUMNS, ROWS, pair_best
+from mrjobs.pairs.kernel import COLUMNS, ROWS, PairSpec, pair_best
 from mrjobs.scoring import Scorer
 from tests.pairs.test_pairs import CASES, _block, _oracle, _run
 
@@ -263,16 +263,14 @@ def test_pruning_skips_products_and_whole_block_pairs():
 
 @pytest.mark.parametrize("k,threshold,limit", CASES)
 @pytest.mark.parametrize("shape", ["pair", "diagonal", "self", "queries"])
-def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit, monkeypatch):
-    monkeypatch.setattr("mrjobs.pairs.kernel.LIVE_SHARE_MAX", float("inf"))  # always pruned
-    monkeypatch.setattr("mrjobs.pairs.kernel.PLAN_SHARE_MAX", float("inf"))
+def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit):
     rng = np.random.default_rng(5)
     A = _block(rng, 23, 9, 0.3)
     C = A if shape in ("diagonal", "self") else _block(rng, 31, 9, 0.3)
     diagonal, include_self = shape in ("diagonal", "self"), shape == "self"
     mirror = shape != "queries"
     got, products, _ = _run(A, C, k, threshold, limit, diagonal, include_self, mirror,
-                            prune=True)
+                            prune="always")
     unpruned, all_products, _ = _run(A, C, k, threshold, limit, diagonal, include_self,
                                      mirror)
     rows, cols = _oracle(A, C, k, threshold, diagonal, include_self)
@@ -282,9 +280,7 @@ def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit, monk
 
 @pytest.mark.parametrize("measure", PRUNABLE)
 @pytest.mark.parametrize("shape", ["pair", "diagonal"])
-def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape, monkeypatch):
-    monkeypatch.setattr("mrjobs.pairs.kernel.LIVE_SHARE_MAX", float("inf"))  # always pruned
-    monkeypatch.setattr("mrjobs.pairs.kernel.PLAN_SHARE_MAX", float("inf"))
+def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape):
     raw = raw_for(measure, 21, 60, negative=True)
     A, rs = prepared(measure, raw)
     C, cs = (A, rs) if shape == "diagonal" else prepared(measure, raw_for(measure, 22, 50))
@@ -294,9 +290,10 @@ def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape, monkeyp
         out = []
         for flag in (False, True):
             counts = Counters()
-            results = pair_best(A, C, Scorer(measure, counts, threshold), k, 50,
-                                diagonal=shape == "diagonal", stats_a=rs, stats_c=cs,
-                                prune=flag)
+            spec = PairSpec(k, 50, diagonal=shape == "diagonal",
+                            prune="always" if flag else "never")
+            results = pair_best(A, C, Scorer(measure, counts, threshold), spec, stats_a=rs,
+                                stats_c=cs)
             got = {}
             for direction, groups, others, scores in results:
                 for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
@@ -411,12 +408,10 @@ def _with_zero_norm_rows(measure, seed, n):
 
 @pytest.mark.parametrize("measure", PRUNABLE)
 @pytest.mark.parametrize("shape", ["pair", "diagonal"])
-def test_pruning_keeps_the_pairs_of_zero_norm_vectors(measure, shape, monkeypatch):
+def test_pruning_keeps_the_pairs_of_zero_norm_vectors(measure, shape):
     # a zero vector's log norm is -inf: the tanimoto bound took -inf - -inf =
     # NaN, and a NaN bound counted as below every floor -- tanimoto
     # --threshold 0 kept no pair of zero vectors at all
-    monkeypatch.setattr("mrjobs.pairs.kernel.LIVE_SHARE_MAX", float("inf"))  # always pruned
-    monkeypatch.setattr("mrjobs.pairs.kernel.PLAN_SHARE_MAX", float("inf"))
     A, rs = _with_zero_norm_rows(measure, 31, 45)
     assert (A.data[: A.indptr[15]] == 0.0).all() and A.indptr[15] > 0
     diagonal = shape == "diagonal"
@@ -425,8 +420,9 @@ def test_pruning_keeps_the_pairs_of_zero_norm_vectors(measure, shape, monkeypatc
         run_both(measure, A, C, rs, cs, threshold, k, diagonal=diagonal, group_size=4)
         out = []
         for flag in (False, True):
-            results = pair_best(A, C, Scorer(measure, Counters(), threshold), k, 50,
-                                diagonal=diagonal, stats_a=rs, stats_c=cs, prune=flag)
+            spec = PairSpec(k, 50, diagonal=diagonal, prune="always" if flag else "never")
+            results = pair_best(A, C, Scorer(measure, Counters(), threshold), spec,
+                                stats_a=rs, stats_c=cs)
             got = {}
             for direction, groups, others, scores in results:
                 for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
