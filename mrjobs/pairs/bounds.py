@@ -68,6 +68,8 @@ see :func:`score_bounds`), and every score bound is raised by that
 relative ``2**-30`` before it is compared.  A pruned pair therefore never
 holds a score that the job would keep: the output is the same bytes.
 """
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -75,7 +77,7 @@ from mrjobs import measures
 
 __all__ = ["SUPPORTED", "supports", "group_rows", "feature_max", "stat_range",
            "dot_bounds", "score_bounds", "side_bounds", "group_floor", "live_cells",
-           "topk_floors", "product", "Layout", "PairPlan"]
+           "topk_floors", "product", "Layout", "PairPlan", "PruneSpec"]
 
 #: measures whose scores can be bounded from a dot-product bound
 SUPPORTED = measures.PRUNABLE
@@ -535,19 +537,14 @@ def side_bounds(A, C, col_groups, n_groups, measure, row_stats, col_stats):
     return score_bounds(measure, dot_bounds(A, S), row_stats, lo, hi)
 
 
-class PairPlan:
-    """What a block pair must multiply, decided before the product.
+@dataclass(frozen=True, eq=False)
+class PruneSpec:
+    """What a :class:`PairPlan` bounds, in one value.
 
-    Parameters
+    Attributes
     ----------
-    A, C : scipy.sparse.csr_matrix
-        Prepared weights of the rows' block and the columns' block, over the
-        same features (``C is A`` for a diagonal pair).
     measure : str
         One of :data:`SUPPORTED`.
-    scorer : callable
-        ``scorer(dots, rows, cols) -> scores``, the job's scores (only called
-        with top-k, for the first pass).
     threshold, k : float or None, int or None
         The job's ``--threshold`` and ``--top-k``.
     row_stats, col_stats : numpy.ndarray or None
@@ -566,15 +563,46 @@ class PairPlan:
         How vectors are grouped (:func:`group_rows`).
     exact_zeros : bool
         Pairs whose products cancel to 0.0 are scored (negative weights).
+    """
+
+    measure: str
+    threshold: float = None
+    k: int = None
+    row_stats: object = None
+    col_stats: object = None
+    diagonal: bool = False
+    include_self: bool = False
+    mirror: bool = True
+    group_size: int = 64
+    how: str = "order"
+    exact_zeros: bool = False
+
+
+class PairPlan:
+    """What a block pair must multiply, decided before the product.
+
+    Parameters
+    ----------
+    A, C : scipy.sparse.csr_matrix
+        Prepared weights of the rows' block and the columns' block, over the
+        same features (``C is A`` for a diagonal pair).
+    scorer : callable
+        ``scorer(dots, rows, cols) -> scores``, the job's scores (only called
+        with top-k, for the first pass).
+    spec : PruneSpec
+        The measure, ``--threshold`` and ``--top-k``, the blocks' statistics
+        and shape, and how vectors are grouped.
 
     Pairs in dead cells score below both vectors' floors (see
     :func:`live_cells`): the rest, :meth:`pairs`, holds every pair that the
     unpruned job would keep in either direction.
     """
 
-    def __init__(self, A, C, measure, scorer, threshold=None, k=None, row_stats=None,
-                 col_stats=None, diagonal=False, include_self=False, mirror=True,
-                 group_size=64, how="order", exact_zeros=False):
+    def __init__(self, A, C, scorer, spec):
+        measure, threshold, k, mirror = spec.measure, spec.threshold, spec.k, spec.mirror
+        row_stats, col_stats, diagonal = spec.row_stats, spec.col_stats, spec.diagonal
+        include_self, exact_zeros = spec.include_self, spec.exact_zeros
+        group_size, how = spec.group_size, spec.how
         self.A, self.C, self.diagonal = A, (A if diagonal else C), diagonal
         self.include_self, self.exact_zeros = include_self, exact_zeros
         self.products = 0

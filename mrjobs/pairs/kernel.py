@@ -380,11 +380,9 @@ def _plan(A, C, scorer, spec, exclude, stats, zeros):
         return None
     if mode == "auto" and not _planning_pays(A, C, spec.diagonal, spec.mirror, spec.kernel):
         return None
-    plan = _prune.PairPlan(A, C, scorer.measure, _plan_scorer(scorer, *stats),
-                           threshold=scorer.threshold, k=spec.k, row_stats=stats[0],
-                           col_stats=stats[1], diagonal=spec.diagonal,
-                           include_self=spec.include_self, mirror=spec.mirror,
-                           exact_zeros=zeros, group_size=GROUP_ROWS)
+    plan = _prune.PairPlan(A, C, _plan_scorer(scorer, *stats), _prune.PruneSpec(
+        scorer.measure, scorer.threshold, spec.k, stats[0], stats[1], spec.diagonal,
+        spec.include_self, spec.mirror, GROUP_ROWS, exact_zeros=zeros))
     spread = _dot(plan.live_r.sum(axis=1), np.diff(A.indptr))
     if mode == "auto" and spread > LIVE_SHARE_MAX * float(_product_bounds(A, C).sum()):
         return None

@@ -97,10 +97,10 @@ def run_both(measure, A, C, rs, cs, threshold=None, k=None, diagonal=False, incl
     scorer = scorer_for(measure, rs, rs if diagonal else cs, n_features)
     r, c, d = all_pairs(A, C, diagonal, include_self, exact_zeros)
     want = emitted(r, c, scorer(d, r, c), threshold, k, diagonal, mirror)
-    plan = prune.PairPlan(A, C, measure, scorer, threshold=threshold, k=k, row_stats=rs,
-                          col_stats=cs, diagonal=diagonal, include_self=include_self,
-                          mirror=mirror, group_size=group_size, how=how,
-                          exact_zeros=exact_zeros)
+    plan = prune.PairPlan(A, C, scorer, prune.PruneSpec(
+        measure, threshold=threshold, k=k, row_stats=rs, col_stats=cs, diagonal=diagonal,
+        include_self=include_self, mirror=mirror, group_size=group_size, how=how,
+        exact_zeros=exact_zeros))
     parts = [plan.first] if plan.first is not None else []
     order = plan.row_order()
     for s in range(0, order.shape[0], 7):
@@ -254,7 +254,7 @@ def test_pruning_skips_products_and_whole_block_pairs():
     B = sp.csr_matrix(np.hstack([A.toarray()[:, :200] * 0, A.toarray()[:, 200:]]))
     C = sp.csr_matrix(np.hstack([A.toarray()[:, :200], A.toarray()[:, 200:] * 0]))
     B.eliminate_zeros(), C.eliminate_zeros()
-    plan = prune.PairPlan(B, C, "cosine", None, threshold=0.01, group_size=8)
+    plan = prune.PairPlan(B, C, None, prune.PruneSpec("cosine", threshold=0.01, group_size=8))
     assert plan.pair_pruned and plan.pairs(plan.row_order())[0].shape[0] == 0
     assert plan.products == 0
 
