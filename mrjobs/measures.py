@@ -76,7 +76,8 @@ rounding noise (as in Mahout).  No numpy floating-point warning escapes this mod
 that cannot come from prepared vectors (a count larger than a vector's
 number of features, a missing ``n_features``) raise ``ValueError``.
 
-Adding a measure is one :class:`Measure` entry in :data:`REGISTRY` (and, if
+Adding a measure is one :class:`Measure` entry in :data:`REGISTRY` -- its score,
+its statistic and, for pruning, its ``bound`` (:data:`PRUNABLE` follows) -- (and, if
 it needs new per-vector numbers, one property of :class:`_Rows`).
 
 In a job
@@ -117,6 +118,7 @@ from typing import Callable, Optional
 import numpy as np
 
 __all__ = ["MEASURES", "PRUNABLE", "REGISTRY", "Measure", "get", "help_text", "has_stats",
+           "stat_bound",
            "log_likelihood_ratio", "prepare", "prepare_rows", "score", "valid"]
 
 _INF = float("inf")
@@ -155,6 +157,11 @@ class Measure:
         ``pearson``: as in Mahout, which indexes the nonzero entries of the
         centred vectors, a feature whose weight equals the vector's centre is
         not an entry, and pairs that share only such features get no score.
+    bound : callable or None
+        ``bound(d, row_stats, lo, hi)``: at least the score of a row and any
+        vector of a group, from a bound ``d`` on their dot products (the
+        rows' statistics, the groups' smallest and largest); None: the
+        measure cannot be pruned (:mod:`mrjobs.pairs.bounds`).
     """
 
     name: str
@@ -167,6 +174,7 @@ class Measure:
     needs_n_features: bool = False
     counts: bool = False
     index_zeros: bool = True
+    bound: Optional[Callable] = None
 
     def prepare_rows(self, weights, lengths):
         """See :func:`prepare_rows`."""
@@ -485,27 +493,116 @@ def _f(u, empty):
     out[big] = (1.0 + ub) * np.log1p(ub) - ub
     return out
 
+# -- bounds: an upper bound on the score from one on the dot product (used by
+# mrjobs.pairs.bounds; closed forms in its module doc) -------------------------
+
+#: absolute slack on a euclidean ``|x - y|^2 / max(|x|, |y|)^2`` (the norms'
+#: ratio is ``exp`` of a difference of logarithms up to ~710: relative error
+#: ~1e-13 in the ratio)
+Q_SLACK = 2.0 ** -36
+
+
+def _unit(d):
+    """The job's cosine from a bound on the sum: clamped, snapped up to 1."""
+    c = np.clip(d, -1.0, 1.0)
+    return np.where(c >= 1.0 - UNIT_SNAP, 1.0, c)
+
+
+def _tanimoto_bound(d, a, lo, hi):
+    # c t / (1 + t^2 - c t) grows with c, and with t for c >= 0: take the
+    # group's norm closest to the row's; for c <= 0 the score is <= 0.  A
+    # zero vector's log norm is -inf: -inf - -inf is NaN, and the ratio of
+    # two equal norms (zero ones included) is at most 1
+    c = _unit(d)
+    near = np.clip(a, lo, hi)
+    t = np.where(a == near, 1.0, np.exp(-np.abs(a - near)))
+    ct = c * t
+    return np.where(c > 0, ct / (1.0 + t * t - ct), 0.0)
+
+
+def _euclidean_bound(d, a, lo, hi):
+    # |x - y|^2 = |x|^2 + |y|^2 - 2 |x| |y| c is smallest at |y| = |x| c
+    # (clamped into the group's range; the smallest |y| for c <= 0)
+    c = _unit(d)
+    b = np.where(c > 0, np.clip(a + np.log(np.where(c > 0, c, 1.0)), lo, hi), lo)
+    top = np.maximum(a, b)
+    t = np.exp(np.minimum(a, b) - top)
+    q = np.maximum(1.0 + t * t - 2.0 * t * c - Q_SLACK, 0.0)
+    x = top + 0.5 * np.log(np.where(q > 0, q, 1.0))
+    e = np.exp(-np.abs(x))
+    s = np.where(x > 0, e / (1.0 + e), 1.0 / (1.0 + e))
+    return np.where((q > 0) & (top > -np.inf), s, 1.0)
+
+
+def _count_args(d, a, lo, hi):
+    """(largest shared count, the group's count that maximises the score)."""
+    k = np.minimum(np.floor(d), a)
+    return k, np.clip(k, lo, hi)
+
+
+def _jaccard_bound(d, a, lo, hi):
+    k, b = _count_args(d, a, lo, hi)
+    k = np.minimum(k, b)
+    den = a + b - k
+    return np.where(den > 0, k / np.where(den > 0, den, 1.0), 1.0)
+
+
+def _overlap_bound(d, a, lo, hi):
+    # min(k, b) / min(a, b) is largest at the group's smallest count
+    k = np.minimum(np.minimum(np.floor(d), a), lo)
+    den = np.minimum(a, lo)
+    return np.where(den > 0, k / np.where(den > 0, den, 1.0), 1.0)
+
+
+def _cityblock_bound(d, a, lo, hi):
+    k, b = _count_args(d, a, lo, hi)
+    return 1.0 / (1.0 + a + b - 2.0 * np.minimum(k, b))
+
+
+def stat_bound(bound):
+    """A measure's bound over a group's range of statistics: ``bound(d, a,
+    lo, hi)`` on float64 arrays (rows' statistics as a column, groups' range
+    as a row), ``-inf`` for an empty group (``lo > hi``)."""
+    def over_stats(d, a, lo, hi):
+        a = np.asarray(a, dtype=np.float64)[:, None]
+        lo = np.asarray(lo, dtype=np.float64)[None, :]
+        hi = np.asarray(hi, dtype=np.float64)[None, :]
+        return np.where(lo <= hi, bound(d, a, lo, hi), -np.inf)
+    return over_stats
+
+
+def _dot_bound(d, a, lo, hi):
+    return d.copy()
+
+
+def _unit_bound(d, a, lo, hi):
+    return _unit(d)
+
 
 #: the measures, in the order ``--help`` lists them
 REGISTRY = MappingProxyType({m.name: m for m in (
-    Measure("dot", "x.y", "raw", None, _dot),
-    Measure("cosine", "x.y / (|x| |y|)", "unit", None, _cosine, -1.0, 1.0),
+    Measure("dot", "x.y", "raw", None, _dot, bound=_dot_bound),
+    Measure("cosine", "x.y / (|x| |y|)", "unit", None, _cosine, -1.0, 1.0, bound=_unit_bound),
     Measure("pearson", "cosine of x and y with their nonzero entries centred on |x|_1/nnz(x) "
             "(Mahout's, not the textbook correlation over all features: zero entries stay "
             "zero; a vector whose nonzero weights are all equal and positive has none)",
-            "centred_unit", "scorable", _cosine, -1.0, 1.0, index_zeros=False),
+            "centred_unit", "scorable", _cosine, -1.0, 1.0, index_zeros=False,
+            bound=_unit_bound),
     Measure("tanimoto", "x.y / (|x|^2 + |y|^2 - x.y), the extended (weighted) Jaccard",
-            "unit", "lognorm", _tanimoto, -1.0 / 3.0, 1.0),
-    Measure("euclidean", "1 / (1 + |x - y|)", "unit", "lognorm", _euclidean, 0.0, 1.0),
+            "unit", "lognorm", _tanimoto, -1.0 / 3.0, 1.0, bound=stat_bound(_tanimoto_bound)),
+    Measure("euclidean", "1 / (1 + |x - y|)", "unit", "lognorm", _euclidean, 0.0, 1.0,
+            bound=stat_bound(_euclidean_bound)),
     Measure("jaccard", "|X&Y| / (|X| + |Y| - |X&Y|) over the sets of features "
             "(Mahout: Tanimoto coefficient)", "binary", "count", _jaccard, 0.0, 1.0,
-            counts=True),
+            counts=True, bound=stat_bound(_jaccard_bound)),
     Measure("overlap", "|X&Y| / min(|X|, |Y|) over the sets of features",
-            "binary", "count", _overlap, 0.0, 1.0, counts=True),
+            "binary", "count", _overlap, 0.0, 1.0, counts=True,
+            bound=stat_bound(_overlap_bound)),
     Measure("cooccurrence", "|X&Y|, the number of shared features",
-            "binary", None, _dot, 0.0, _INF),
+            "binary", None, _dot, 0.0, _INF, bound=_dot_bound),
     Measure("cityblock", "1 / (1 + |X| + |Y| - 2 |X&Y|) over the sets of features",
-            "binary", "count", _cityblock, 0.0, 1.0, counts=True),
+            "binary", "count", _cityblock, 0.0, 1.0, counts=True,
+            bound=stat_bound(_cityblock_bound)),
     Measure("loglikelihood", "1 - 1 / (1 + LLR), Dunning's log-likelihood ratio of the "
             "table of shared, only-x, only-y and neither features (needs the corpus's "
             "number of features)", "binary", "count", _loglikelihood, 0.0, 1.0,
@@ -514,10 +611,10 @@ REGISTRY = MappingProxyType({m.name: m for m in (
 
 #: names of the measures, ``dot`` first
 MEASURES = tuple(REGISTRY)
-#: measures whose scores :mod:`mrjobs.pairs.bounds` bounds from a dot-product bound
-#: (loglikelihood is not monotone in the shared count)
-PRUNABLE = frozenset({"dot", "cooccurrence", "cosine", "pearson", "tanimoto", "euclidean",
-                      "jaccard", "overlap", "cityblock"})
+#: measures whose scores :mod:`mrjobs.pairs.bounds` bounds from a dot-product
+#: bound: those with a ``bound`` (loglikelihood has none: it is not monotone in
+#: the shared count)
+PRUNABLE = frozenset(m.name for m in REGISTRY.values() if m.bound is not None)
 
 
 def get(name):

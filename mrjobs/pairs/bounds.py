@@ -88,10 +88,9 @@ DOT_SLACK = 2.0 ** -40
 DOT_TINY = 2.0 ** -1000
 #: relative slack on a score bound (rounding of the scoring itself)
 SCORE_SLACK = 2.0 ** -30
-#: absolute slack on a euclidean ``|x - y|^2 / max(|x|, |y|)^2`` (the norms'
-#: ratio is ``exp`` of a difference of logarithms up to ~710: relative error
-#: ~1e-13 in the ratio)
-Q_SLACK = 2.0 ** -36
+#: absolute slack on a euclidean ``|x - y|^2 / max(|x|, |y|)^2`` (in the
+#: euclidean bound, :mod:`mrjobs.measures`)
+Q_SLACK = measures.Q_SLACK
 
 
 def supports(measure):
@@ -289,17 +288,8 @@ def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
                          % (measure, ", ".join(sorted(SUPPORTED))))
     d = np.asarray(dub, dtype=np.float64)
     with np.errstate(all="ignore"):
-        if measure in ("dot", "cooccurrence"):
-            s = d.copy()
-        elif measure in ("cosine", "pearson"):
-            s = _unit(d)
-        else:
-            a = np.asarray(row_stats, dtype=np.float64)[:, None]
-            lo = np.asarray(lo, dtype=np.float64)[None, :]
-            hi = np.asarray(hi, dtype=np.float64)[None, :]
-            s = _STAT_BOUNDS[measure](d, a, lo, hi)
-            s = np.where(lo <= hi, s, -np.inf)
-        return _slackened(s)
+        # the measure's own bound (its registry entry, mrjobs.measures)
+        return _slackened(measures.get(measure).bound(d, row_stats, lo, hi))
 
 
 def _slackened(s):
@@ -309,68 +299,6 @@ def _slackened(s):
     with np.errstate(all="ignore"):
         s = np.where(np.isnan(s), np.inf, s)
         return s + SCORE_SLACK * np.abs(np.where(np.isfinite(s), s, 0.0))
-
-
-def _unit(d):
-    """The job's cosine from a bound on the sum: clamped, snapped up to 1."""
-    c = np.clip(d, -1.0, 1.0)
-    return np.where(c >= 1.0 - measures.UNIT_SNAP, 1.0, c)
-
-
-def _tanimoto_bound(d, a, lo, hi):
-    # c t / (1 + t^2 - c t) grows with c, and with t for c >= 0: take the
-    # group's norm closest to the row's; for c <= 0 the score is <= 0.  A
-    # zero vector's log norm is -inf: -inf - -inf is NaN, and the ratio of
-    # two equal norms (zero ones included) is at most 1
-    c = _unit(d)
-    near = np.clip(a, lo, hi)
-    t = np.where(a == near, 1.0, np.exp(-np.abs(a - near)))
-    ct = c * t
-    return np.where(c > 0, ct / (1.0 + t * t - ct), 0.0)
-
-
-def _euclidean_bound(d, a, lo, hi):
-    # |x - y|^2 = |x|^2 + |y|^2 - 2 |x| |y| c is smallest at |y| = |x| c
-    # (clamped into the group's range; the smallest |y| for c <= 0)
-    c = _unit(d)
-    b = np.where(c > 0, np.clip(a + np.log(np.where(c > 0, c, 1.0)), lo, hi), lo)
-    top = np.maximum(a, b)
-    t = np.exp(np.minimum(a, b) - top)
-    q = np.maximum(1.0 + t * t - 2.0 * t * c - Q_SLACK, 0.0)
-    x = top + 0.5 * np.log(np.where(q > 0, q, 1.0))
-    e = np.exp(-np.abs(x))
-    s = np.where(x > 0, e / (1.0 + e), 1.0 / (1.0 + e))
-    return np.where((q > 0) & (top > -np.inf), s, 1.0)
-
-
-def _count_args(d, a, lo, hi):
-    """(largest shared count, the group's count that maximises the score)."""
-    k = np.minimum(np.floor(d), a)
-    return k, np.clip(k, lo, hi)
-
-
-def _jaccard_bound(d, a, lo, hi):
-    k, b = _count_args(d, a, lo, hi)
-    k = np.minimum(k, b)
-    den = a + b - k
-    return np.where(den > 0, k / np.where(den > 0, den, 1.0), 1.0)
-
-
-def _overlap_bound(d, a, lo, hi):
-    # min(k, b) / min(a, b) is largest at the group's smallest count
-    k = np.minimum(np.minimum(np.floor(d), a), lo)
-    den = np.minimum(a, lo)
-    return np.where(den > 0, k / np.where(den > 0, den, 1.0), 1.0)
-
-
-def _cityblock_bound(d, a, lo, hi):
-    k, b = _count_args(d, a, lo, hi)
-    return 1.0 / (1.0 + a + b - 2.0 * np.minimum(k, b))
-
-
-_STAT_BOUNDS = {"tanimoto": _tanimoto_bound, "euclidean": _euclidean_bound,
-                "jaccard": _jaccard_bound, "overlap": _overlap_bound,
-                "cityblock": _cityblock_bound}
 
 
 def group_floor(floor, groups, n_groups):

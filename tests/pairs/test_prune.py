@@ -4,6 +4,8 @@ Every test builds scipy matrices of prepared weights, multiplies them in
 full, and checks that what the pruned plan skips could never be kept: the
 same pairs survive the threshold and the same top-k lists come out.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -436,8 +438,10 @@ def test_pruning_keeps_the_pairs_of_zero_norm_vectors(measure, shape):
 
 def test_a_bound_that_is_not_a_number_keeps_its_cell(monkeypatch):
     # whatever a measure's bound does with infinities, NaN never kills a pair
-    monkeypatch.setitem(prune._STAT_BOUNDS, "tanimoto",
-                        lambda d, a, lo, hi: np.full(np.broadcast(d, a, lo).shape, np.nan))
+    nan = measures.stat_bound(lambda d, a, lo, hi: np.full(np.broadcast(d, a, lo).shape, np.nan))
+    registry = dict(measures.REGISTRY, tanimoto=dataclasses.replace(
+        measures.REGISTRY["tanimoto"], bound=nan))
+    monkeypatch.setattr(measures, "REGISTRY", registry)
     s = prune.score_bounds("tanimoto", np.array([[0.5, 0.5]]), np.array([0.0]),
                            np.array([0.0, np.inf]), np.array([0.0, -np.inf]))
     assert s.tolist() == [[np.inf, -np.inf]]  # (the second group is empty)
