@@ -8,10 +8,12 @@ import pytest
 import mrcodecs
 import mrjobs
 
+# every module, those of subpackages (mrjobs.pairs.bounds, ...) included
 MODULES = sorted(
-    "%s.%s" % (pkg.__name__, m.name)
+    m.name
     for pkg in (mrcodecs, mrjobs)
-    for m in pkgutil.iter_modules(pkg.__path__)
+    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")
+    if not m.name.endswith(".__main__")
 ) + ["bench.wire"]
 
 

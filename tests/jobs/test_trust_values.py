@@ -12,7 +12,8 @@ import pytest
 
 from mrjobs import plan as P
 from mrjobs.counters import FLOAT32_ZERO_WEIGHT, INPUT, run_report
-from mrjobs.dot_products import MAX_BLOCKS, MRSparseDotProducts
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.strategies.sizing import MAX_BLOCKS
 from mrjobs.generate import write_corpus
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.kernels import merge_sum
