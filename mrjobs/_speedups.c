@@ -7,8 +7,8 @@
  * and found by mrjobs._c.  mrjobs uses it when it is importable and falls back
  * to its numpy and Python twins otherwise; both give the same pairs, the same
  * dot products to the bit, the same selections and the same output bytes
- * (tests/test_pairs.py runs every case on both, tests/test_pairs_c.py and
- * tests/test_wire_c.py compare them).
+ * (tests/pairs/test_pairs.py runs every case on both, tests/pairs/test_pairs_c.py and
+ * tests/jobs/test_protocols_c.py compare them).
  *
  * dots() is Gustavson's row-by-row product, as scipy's csr_matmat computes
  * it: a row's products are summed in the order of the row's stored entries,
@@ -27,7 +27,7 @@
  * Arrays come through the buffer protocol: C-contiguous, int64 (q), int32
  * (i) or float64 (d) as each function says.  What the kernels promise of
  * malformed input is a ValueError ("malformed block: ..."), never a read or
- * write out of bounds nor a silently wrong result (tests/test_pairs_c.py has
+ * write out of bounds nor a silently wrong result (tests/pairs/test_pairs_c.py has
  * a test for each):
  *
  *  - every index read is checked against the array it indexes;

@@ -5,7 +5,7 @@
  * copy of mrcodecs shipped to a task in a zip still finds it when it is
  * installed there.  It defines the functions of mrcodecs._impl.FUNCTIONS with
  * the contracts written in mrcodecs/_pyimpl.py, whose results must be
- * identical (tests/test_twins.py compares them); mrcodecs._impl picks one twin.
+ * identical (tests/codecs/test_twins.py compares them); mrcodecs._impl picks one twin.
  * The byte mapping is defined in codecs/SPEC.md.
  *
  * Builds on CPython 3.11 to 3.13: the int <-> bytes conversions use the public

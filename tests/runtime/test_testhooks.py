@@ -1,5 +1,5 @@
 """The test hooks of mrjobs/runtime/testhooks.py, in task-like processes of their own
-(the cluster tests in test_engine_cluster.py use them on real attempts)."""
+(the cluster tests in tests/engines/test_cluster.py use them on real attempts)."""
 import os
 import subprocess
 import sys
