@@ -30,6 +30,9 @@ DUPLICATE_FEATURE = "duplicate feature (weights summed)"
 DUPLICATE_VECTOR_LINES = "duplicate vector id (lines merged)"
 DUPLICATE_VECTOR_POSTINGS = "duplicate vector id (weights summed)"
 EMPTY_VECTOR = "empty vector (kept; no neighbours)"
+#: --input-format postings: the index's posting lists, turned back into vectors
+POSTING_LISTS_READ = "posting lists read"
+EMPTY_POSTING_LIST = "empty posting list (a feature without documents)"
 ZERO_WEIGHT = "zero weight (entry dropped)"
 #: --float32: a nonzero weight that float32 carries as 0 (named in mrjobs.parsing,
 #: whose InputError it also is under --strict)
@@ -37,7 +40,7 @@ FLOAT32_ZERO_WEIGHT = TINY_WEIGHT
 NOT_SCORABLE = ("vector not scorable by the measure (skipped; e.g. constant weights for "
                 "pearson)")
 #: counters of what was read (not notes about the input)
-READ = (VECTORS_READ, QUERY_VECTORS_READ)
+READ = (VECTORS_READ, QUERY_VECTORS_READ, POSTING_LISTS_READ)
 # group DFCUT
 FEATURES_DROPPED = "features dropped"
 POSTINGS_DROPPED = "postings dropped"

@@ -44,12 +44,14 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
                             check_dot_products_options,
                             dot_products_memory_advice)
 from mrjobs.strategies.blocks import BlocksStrategy
-from mrjobs.strategies.sizing import default_blocks, df_cut_form
-from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTORS_READ
+from mrjobs.strategies.sizing import bytes_per_entry, default_blocks, df_cut_form
+from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTORS_READ, VECTORS_READ
+from mrjobs.parsing import FORMATS, POSTINGS
+from mrjobs.strategies.combining import PostingBuffer
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.measures import get as get_measure, prepare_rows
 from mrjobs.scoring import Scorer, merge_rows
-from mrjobs.runtime.paths import (OverlapError, is_query_path, local_size,
+from mrjobs.runtime.paths import (OverlapError, first_line, is_query_path, local_size,
                                   queries_for_tasks, query_names, split_path)
 from mrjobs.strategies.contract import Context, by_family
 from mrjobs.strategies.stripes import StripesStrategy
@@ -68,6 +70,9 @@ class MRSparseDotProducts(SparseJob):
     :mod:`mrjobs.strategies.stripes` for the strategies and how memory is bounded, and
     ``--help`` for the options.
     """
+
+    #: also the inverted index's compact posting lists
+    INPUT_FORMATS = FORMATS + (POSTINGS,)
 
     def configure_args(self):
         super().configure_args()
@@ -161,10 +166,13 @@ class MRSparseDotProducts(SparseJob):
         return local_size(paths)
 
     def _default_blocks(self):
-        """--blocks from the input's size (local files) and the runner's cores."""
+        """--blocks from the input's size (local files), its format and the
+        runner's cores."""
         o = self.options
+        paths = list(o.args) or ["-"]
         return default_blocks(self._input_size(), o.runner or "inline", o.num_cores,
-                              o.buffer_entries)
+                              o.buffer_entries,
+                              bytes_per_entry(o.input_format, first_line(paths)))
 
     def split_bytes(self):
         # blocks gives the same bytes for every partitioning; stripes' sums
@@ -181,7 +189,7 @@ class MRSparseDotProducts(SparseJob):
 
     def steps(self):
         vectors = MRStep(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
-                         mapper_final=self._task_final,
+                         mapper_final=self.mapper_vectors_final,
                          reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
                          reducer_final=self.reducer_vectors_final)
         rows = MRStep(reducer_init=self._task_init, reducer=self.reducer_rows,
@@ -223,16 +231,32 @@ class MRSparseDotProducts(SparseJob):
     def mapper_vectors_init(self):
         self._task_init()
         self._query = self.is_query_input()
+        # --input-format postings: a line is a feature's posting list, which
+        # the task turns into pieces of its documents' vectors
+        self._pieces = PostingBuffer(self.options.buffer_entries, self.wire_dtype, self._query,
+                                     unique=True) if self._from_postings() else None
+
+    def _from_postings(self):
+        return self.options.input_format == POSTINGS
 
     def mapper_vectors(self, _, line):
         vec = self.read_vector(line)
         if vec is None:
             return
         doc, ids, w = vec
+        if self._pieces is not None:
+            if ids.shape[0] and self._pieces.add(doc, ids, w, None):
+                yield from self._pieces.flush()
+            return
         if self._query:
             self.counts.add(INPUT, QUERY_VECTORS_READ)
         if ids.shape[0]:
             yield doc, Stripe(ids, w.astype(self.wire_dtype, copy=False), query=self._query)
+
+    def mapper_vectors_final(self):
+        if self._pieces is not None:
+            yield from self._pieces.flush()
+        self._task_final()
 
     def reducer_vectors_init(self):
         self._task_init()
@@ -241,11 +265,16 @@ class MRSparseDotProducts(SparseJob):
         self._batch_entries = 0
 
     def reducer_vectors(self, doc, lines):
+        postings = self._from_postings()
         for query, parts in by_family(lines):
+            if postings:  # the vector is read here, from its pieces
+                self.counts.add(INPUT, VECTORS_READ)
+                if query:
+                    self.counts.add(INPUT, QUERY_VECTORS_READ)
             if len(parts) == 1:
                 ids, w = parts[0].ids, parts[0].values
             else:
-                merged = self.merge_lines(doc, parts)
+                merged = self.merge_lines(doc, parts, postings)
                 if merged is None or not merged[0].shape[0]:
                     continue
                 ids, w = merged

@@ -20,12 +20,13 @@ from mrjob.compat import jobconf_from_env
 from mrjob.job import MRJob
 from mrjob.protocol import BytesValueProtocol
 
-from mrjobs.counters import (DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_VECTOR, INPUT,
-                             SKIPPED, VECTORS_READ, ZERO_WEIGHT, Counters)
+from mrjobs.counters import (DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_POSTING_LIST,
+                             EMPTY_VECTOR, INPUT, POSTING_LISTS_READ, SKIPPED, VECTORS_READ,
+                             ZERO_WEIGHT, Counters)
 from mrjobs.kernels import merge_sum, sort_sum
 from mrjobs.options import add_common_options, command_name
-from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, TINY_WEIGHT, InputError, float32_zeros,
-                            parse_vector, weight_limit)
+from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, FORMATS, POSTINGS, TINY_WEIGHT, InputError,
+                            float32_zeros, parse_vector, weight_limit)
 from mrjobs.runtime.errors import JobError
 from mrjobs.runtime.paths import local_path
 from mrjobs.runtime.progress import status_text
@@ -52,6 +53,9 @@ class SparseJob(MRJob):
     launch (:mod:`mrjobs.runtime.run` runs it) and the task side."""
 
     INPUT_PROTOCOL = BytesValueProtocol
+
+    #: the --input-format choices (:mod:`mrjobs.parsing`)
+    INPUT_FORMATS = FORMATS
 
     #: the :class:`~mrjobs.runtime.run.Launch` under way (launcher side only)
     launcher = None
@@ -231,7 +235,8 @@ class SparseJob(MRJob):
         if parsed is None:
             return None
         doc, ids, w = parsed
-        self.counts.add(INPUT, VECTORS_READ)
+        postings = self.options.input_format == POSTINGS
+        self.counts.add(INPUT, POSTING_LISTS_READ if postings else VECTORS_READ)
         ids, w, _, merged = sort_sum(ids, w)
         if merged:
             self.counts.add(INPUT, DUPLICATE_FEATURE, merged)
@@ -247,15 +252,20 @@ class SparseJob(MRJob):
             self.counts.add(INPUT, TINY_WEIGHT, int(tiny[0].sum()))
             ids, w = ids[~tiny[0]], w[~tiny[0]]
         if not ids.shape[0]:
-            self.counts.add(INPUT, EMPTY_VECTOR)
+            self.counts.add(INPUT, EMPTY_POSTING_LIST if postings else EMPTY_VECTOR)
         return doc, ids, w
 
-    def merge_lines(self, doc, parts):
+    def merge_lines(self, doc, parts, postings=False):
         """One vector from the :class:`~mrcodecs.jobwire.Stripe` s of the lines
         that share the id ``doc``: weights of a repeated feature summed in a
         canonical order (:func:`mrjobs.kernels.merge_sum`), zero sums dropped.
         When a sum goes beyond the range of the weights, the vector's lines are
         counted as bad input and skipped (refused under ``--strict``).
+
+        With ``postings`` the parts are the pieces of one vector gathered from
+        posting lists (``--input-format postings``): not duplicate lines; a
+        feature in more than one of them (a feature given by more than one
+        posting list) is a duplicate feature, summed as such.
 
         Returns
         -------
@@ -263,19 +273,23 @@ class SparseJob(MRJob):
             Sorted unique ids and float64 weights (empty if they all cancel);
             None when the lines are skipped.
         """
-        self.counts.add(INPUT, DUPLICATE_VECTOR_LINES, len(parts) - 1)
-        ids, w, _, _ = merge_sum(np.concatenate([p.ids for p in parts]),
-                                 np.concatenate([p.values for p in parts]))
+        ids, w, _, sizes = merge_sum(np.concatenate([p.ids for p in parts]),
+                                     np.concatenate([p.values for p in parts]))
+        if not postings:
+            self.counts.add(INPUT, DUPLICATE_VECTOR_LINES, len(parts) - 1)
+        elif sizes.shape[0] < sum(p.ids.shape[0] for p in parts):
+            self.counts.add(INPUT, DUPLICATE_FEATURE, int((sizes > 1).sum()))
         over = ~(np.abs(w) <= weight_limit(self.options.float32))
         if over.any():
             i = int(np.argmax(over))
             e = InputError(BAD_SUM, "vector %s: the weights of feature %s, summed over its "
-                           "%d lines, go beyond %s's range"
+                           "%d %s, go beyond %s's range"
                            % (uuid.UUID(bytes=doc), uuid.UUID(bytes=ids[i:i + 1].tobytes()),
-                              len(parts), "float32" if self.options.float32 else "float64"))
+                              len(parts), "pieces from posting lists" if postings else "lines",
+                              "float32" if self.options.float32 else "float64"))
             if self.options.strict:
                 raise e
-            self.counts.add(INPUT, BAD_SUM, len(parts))
+            self.counts.add(INPUT, BAD_SUM, 1 if postings else len(parts))
             return None
         zero = w == 0.0
         if zero.any():

@@ -10,7 +10,7 @@ import sys
 
 from mrjobs.counters import DFCUT
 from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text
-from mrjobs.parsing import FORMATS
+from mrjobs.parsing import POSTINGS
 from mrjobs.runtime.paths import local_lines
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, MAX_BLOCKS
 
@@ -109,12 +109,17 @@ def add_common_options(job):
     """The options every mrsparse job takes (input, wire, output, buffers)."""
     job.arg_parser.prog = command_name(job) or job.arg_parser.prog
     job.arg_parser.error = suggesting(job.arg_parser, job.arg_parser.error)
+    formats = job.INPUT_FORMATS
     job.add_passthru_arg(
-        "--input-format", choices=FORMATS, default="auto",
+        "--input-format", choices=formats, default="auto",
         help="Format of the input lines: 'json' ({\"id\": UUID, \"features\": "
              "{UUID: weight, ...}}), 'tsv' (UUID TAB UUID:weight UUID:weight ...), "
              "'compact' (mrcodecs VectorProtocol records, as --output-format compact "
-             "and python -m mrjobs.convert --to compact write them), or 'auto' "
+             "and python -m mrjobs.convert --to compact write them), " + (
+                 "'postings' (the inverted index's --output-format compact posting "
+                 "lists, turned back into vectors: never guessed by 'auto'), "
+                 if POSTINGS in formats else "") +
+             "or 'auto' "
              "(default), per line: a line whose first TAB is followed by the byte 0x01 "
              "or 0x02 (a compact record's kind byte, which no JSON or TSV line holds "
              "there) is compact, else lines starting with '{' are JSON, others TSV.")
@@ -264,8 +269,10 @@ def dot_products_memory_advice(o, base):
 
 def check_blocks_against_lines(o, error):
     """More ``--blocks`` than local input lines only adds empty block pairs:
-    refused (counted where the inputs are local files, once pipes are read)."""
-    if o.strategy == "blocks" and o.blocks is not None and o.blocks > 1:
+    refused (counted where the inputs are local files, once pipes are read;
+    not for posting lists, whose lines are features, not vectors)."""
+    if (o.strategy == "blocks" and o.blocks is not None and o.blocks > 1
+            and o.input_format != POSTINGS):
         paths = (list(o.args) or ["-"]) + ([o.queries] if o.queries else [])
         lines = local_lines(paths, stop_above=o.blocks)
         if lines is not None and lines < o.blocks:

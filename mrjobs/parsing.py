@@ -13,7 +13,12 @@ Three line formats are accepted (``--input-format``, default ``auto``):
     3.2): the vector's escaped 16 UUID bytes, TAB, its escaped sparse
     vector (float64 or float32 weights), as ``--output-format compact``
     writes them and ``python -m mrjobs.convert --to compact`` makes them.
-    Decoded into numpy arrays, then checked: a record that does not
+``postings``
+    (the dot-products job only) the same records read the other way round:
+    a feature's UUID and its posting list, the documents that hold it with
+    their weights, as the inverted index job writes them with
+    ``--output-format compact``; the job turns them back into vectors.
+    Compact records and posting lists are decoded into numpy arrays, then checked: a record that does not
     decode (truncated, padded, a JSON or TSV line) is :data:`BAD_LINE`;
     ids not strictly ascending (repeats included, which the layout
     forbids) are :data:`BAD_ORDER`; weights not finite :data:`BAD_WEIGHT`.
@@ -66,12 +71,14 @@ from mrcodecs.framing import unescape
 
 from mrjobs.kernels import sort_sum
 
-__all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "BAD_LINE", "BAD_ID",
+__all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "POSTINGS", "BAD_LINE", "BAD_ID",
            "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_ORDER", "BAD_KINDS",
            "TINY_WEIGHT",
            "FLOAT32_MAX", "FLOAT32_ZERO", "float32_zeros"]
 
 FORMATS = ("auto", "json", "tsv", "compact")
+#: the dot-products job's formats: also the inverted index's posting lists
+POSTINGS = "postings"
 
 #: counter names of the kinds of bad line
 BAD_LINE = "malformed line"
@@ -353,7 +360,9 @@ def parse_vector(line, fmt="auto", float32=False):
     ----------
     line : bytes
         One line, without its line ending.
-    fmt : {"auto", "json", "tsv", "compact"}
+    fmt : {"auto", "json", "tsv", "compact", "postings"}
+        ``postings`` reads a compact record as a feature's posting list:
+        ``doc`` is then the feature and ``ids`` its documents.
     float32 : bool
         True when the weights will be carried as float32 (``--float32``):
         weights beyond its range are refused (see :func:`float32_zeros`
@@ -378,7 +387,7 @@ def parse_vector(line, fmt="auto", float32=False):
     >>> doc.hex()[-2:], len(ids), w.tolist()
     ('01', 1, [1.5])
     """
-    if fmt == "compact" or (fmt == "auto" and is_compact(line)):
+    if fmt in ("compact", POSTINGS) or (fmt == "auto" and is_compact(line)):
         if not line.strip():
             return None
         doc, ids, w = _parse_compact(line)

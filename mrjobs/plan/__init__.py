@@ -83,12 +83,12 @@ import numpy as np
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
-                                      cores, default_blocks, df_cut_form, estimate_blocks,
-                                      pair_memory_bytes, reducers)
+                                      bytes_per_entry, cores, default_blocks, df_cut_form,
+                                      estimate_blocks, pair_memory_bytes, reducers)
 from mrjobs.kernels import sort_sum
 from mrjobs.measures import MEASURES, get as get_measure, prepare_rows, score
 from mrjobs.parsing import FORMATS, InputError, parse_vector
-from mrjobs.runtime.paths import local_size, matches
+from mrjobs.runtime.paths import first_line, local_size, matches
 
 __all__ = ["Sample", "read_sample", "estimate", "format_plan", "measure_run", "calibrate",
            "main", "PlanError"]
@@ -623,7 +623,9 @@ def _job_blocks(o, input_bytes):
         paths = (list(o.inputs) or ["-"]) + ([o.queries] if o.queries else [])
         logging.getLogger("mrjobs.strategies.sizing").disabled = True
         try:
-            b = default_blocks(local_size(paths), o.runner, o.num_cores)
+            b = default_blocks(local_size(paths), o.runner, o.num_cores,
+                               input_bytes_per_entry=bytes_per_entry(o.input_format,
+                                                                     first_line(o.inputs or ["-"])))
         finally:
             logging.getLogger("mrjobs.strategies.sizing").disabled = False
     else:

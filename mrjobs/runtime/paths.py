@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["is_local", "local_path", "relation", "refuse_overlap", "OverlapError", "InputPathError",
            "STDIN", "stdin_fd", "refuse_device", "is_stream", "input_kind", "matches", "tree_bytes",
-           "split_path", "local_files", "local_lines", "local_size", "refuse_query_overlap",
+           "split_path", "local_files", "local_lines", "local_size", "first_line", "refuse_query_overlap",
            "is_query_path", "query_names", "queries_for_tasks"]
 
 _GLOB = re.compile(r"[*?\[]")
@@ -272,6 +272,19 @@ def local_lines(paths, stop_above):
                     return stop_above + 1
             lines += last != b"\n"
     return lines
+
+
+def first_line(paths, limit=1 << 16):
+    """The first line (at most ``limit`` bytes) of the first of the local
+    input files, in name order; None where that is not known (a path not
+    local, stdin, no regular file, a compressed file)."""
+    if any(p == "-" or "://" in p for p in paths):
+        return None
+    files = sorted(set().union(*map(local_files, paths)))
+    if not files or not regular_files(files) or files[0].endswith((".gz", ".bz2")):
+        return None
+    with open(files[0], "rb") as fh:
+        return fh.read(limit).split(b"\n", 1)[0]
 
 
 def local_size(paths):

@@ -21,12 +21,20 @@ __all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "FeatureCounts"]
 class PostingBuffer:
     """Combining of postings: vectors in, one posting fragment per feature out
     (feature id -> documents, weights, per-document statistics).
+
+    It transposes, so it also turns posting lists (feature -> documents)
+    back into fragments of vectors (document -> features): the dot-products
+    job's ``--input-format postings``.  With ``unique`` every fragment it
+    yields holds each id once: an entry that repeats one before it (the
+    same document in two lines of a feature) goes out in a fragment of its
+    own, for the reducer to sum in its canonical order whatever the split.
     """
 
-    def __init__(self, limit, dtype, query=False):
+    def __init__(self, limit, dtype, query=False, unique=False):
         self.limit = limit
         self.dtype = dtype
         self.query = query
+        self.unique = unique
         self.clear()
 
     def clear(self):
@@ -59,6 +67,17 @@ class PostingBuffer:
         feats, weights, docs = feats[order], weights[order], docs[order]
         if stats is not None:
             stats = stats[order]
+        if self.unique and feats.shape[0] > 1:
+            again = np.append(False, (feats[1:] == feats[:-1]) & (docs[1:] == docs[:-1]))
+            if again.any():
+                for j in np.flatnonzero(again).tolist():
+                    yield feats[j:j + 1].tobytes(), Stripe(
+                        docs[j:j + 1], weights[j:j + 1],
+                        None if stats is None else stats[j:j + 1], None, self.query)
+                keep = ~again
+                feats, weights, docs = feats[keep], weights[keep], docs[keep]
+                if stats is not None:
+                    stats = stats[keep]
         starts = group_starts(feats)
         ends = np.append(starts[1:], feats.shape[0]).tolist()
         raw = feats.tobytes()

@@ -209,6 +209,28 @@ def test_convert_on_the_cluster_then_run_from_the_compact_copy(hadoop_cluster, s
     check_spread(run, len(run.step_counters))
 
 
+def test_index_on_the_cluster_feeds_the_products(hadoop_cluster, streaming_jar, task_python,
+                                                 hdfs_corpus, corpus_files):
+    # the design's two jobs chained where the data is: the index writes its
+    # compact posting lists on HDFS, the products job reads them there
+    corpus, _ = corpus_files
+    out = "hdfs:///postings/corpus"
+    index = run_cli(MRInvertedIndex, cluster_args(hadoop_cluster, streaming_jar, task_python)
+                    + ["--output-format", "compact", "--output-dir", out, "--no-cat-output",
+                       hdfs_corpus])
+    assert index.lines == []
+    args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF)]
+    run = run_cli(MRSparseDotProducts, cluster_args(hadoop_cluster, streaming_jar, task_python)
+                  + args + ["--input-format", "postings", out])
+    inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
+    got, want = dict(run.output), dict(inline.output)
+    assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= set(got)
+    assert run.lines == inline.lines  # blocks: the same bytes on every runner and split
+    check_same_neighbours(got, want)
+    assert run.counters["mrsparse input"]["posting lists read"] == len(
+        run_job(MRInvertedIndex, None, [], input_paths=[corpus]).lines)
+
+
 def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streaming_jar,
                                                          task_python, hdfs_corpus):
     # the command line itself (python -m ...): its exit status and its stderr

@@ -163,6 +163,35 @@ def test_convert_to_compact_then_run_from_it_and_convert_back(streaming_jar, had
     assert back.lines == run_job(MRConvert, None, ["--to", "json"], input_paths=[corpus]).lines
 
 
+@pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+def test_products_from_the_index_posting_lists(streaming_jar, hadoop_tmp, corpus_files,
+                                              strategy):
+    # the two jobs chained on Hadoop: the index's compact posting lists (ids
+    # with TAB, LF, CR and the escape byte) through Hadoop's text output and
+    # back in as the products job's input: the neighbours from the vectors
+    corpus, _ = corpus_files
+    index = run_cli(MRInvertedIndex, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / ("index-" + strategy)) + ["--output-format", "compact",
+                                                               corpus])
+    copy = hadoop_tmp / ("corpus-%s.postings" % strategy)
+    copy.write_bytes(b"".join(line + b"\n" for line in index.lines))
+    args = ["--measure", "cosine", "--top-k", "3", "--strategy", strategy]
+    run = run_cli(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / ("from-postings-" + strategy)) + args + [
+        "--input-format", "postings", str(copy)])
+    inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
+    got, want = as_dict(run), as_dict(inline)
+    assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= set(got)
+    if strategy == "blocks":  # the same bytes on every runner and split
+        assert run.lines == inline.lines
+    assert_scores_close(got, want, rtol=1e-12)
+    for k, row in want.items():
+        assert list(got[k]) == list(row), k
+    counters = run.counters["mrsparse input"]
+    assert counters["posting lists read"] == len(index.lines)
+    assert counters["vectors read"] == len({d for _, vec in index.output for d in vec.to_dict()})
+
+
 def test_output_replaced_only_by_a_run_that_succeeded(streaming_jar, hadoop_tmp, corpus_files,
                                                      tmp_path):
     # a file: URI (mrjob's hadoop runner takes a plain path for HDFS): the
