@@ -39,14 +39,27 @@ __all__ = ["SparseJob", "JobError", "input_kind"]
 log = logging.getLogger(__name__)
 
 
-def _drop_notice(logger, start):
-    logging.getLogger(logger).addFilter(lambda r: not r.getMessage().lstrip().startswith(start))
+def _drop_notice(logger, start, unless_verbose=False):
+    """Drop ``logger``'s messages that start with ``start`` (with
+    ``unless_verbose``, only while mrjob does not log at DEBUG: ``-v``)."""
+    def keep(record):
+        if unless_verbose and logging.getLogger("mrjob").isEnabledFor(logging.DEBUG):
+            return True
+        return not record.getMessage().lstrip().startswith(start)
+    logging.getLogger(logger).addFilter(keep)
 
 
 # notices on every run that ask for nothing: mrjob's "No configs specified for inline
 # runner" (the jobs need no mrjob.conf), and the JVM's on the module Spark 4 always adds
 _drop_notice("mrjob.conf", "No configs ")
 _drop_notice("mrjob.logs.step", "WARNING: Using incubator modules: jdk.incubator.vector")
+# mrjob's notes on its own temp directories and on where it left the output, on default
+# verbosity: the temp directories are removed anyway, and "job output is in" names mrjob's
+# staging directory, not where the output ends up (the launcher says that); shown with -v
+for _start in ("Creating temp directory ", "Removing temp directory ", "job output is in ",
+               "Removing HDFS temp directory "):
+    _drop_notice("mrjob.runner" if "HDFS" not in _start else "mrjob.hadoop", _start,
+                 unless_verbose=True)
 
 class SparseJob(MRJob):
     """Base class of the mrsparse jobs: options, protocols, the job's part of a

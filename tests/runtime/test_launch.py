@@ -105,6 +105,23 @@ def test_quiet_run_prints_nothing_but_output_and_lost_input(tmp_path):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+def test_default_verbosity_leaves_out_mrjobs_temp_notes(tmp_path, runner):
+    # mrjob's temp directory notes and its "job output is in <its staging dir>"
+    # say nothing a user acts on: shown with -v only
+    path = tmp_path / "corpus.jsonl"
+    write_lines(path, LINES)
+    notes = ("Creating temp directory", "Removing temp directory", "job output is in")
+    proc = launch(str(path), "-r", runner, "--top-k", "2")
+    assert proc.returncode == 0 and "Running step 1 of 3" in proc.stderr, proc.stderr
+    assert not [n for n in notes if n in proc.stderr], proc.stderr
+    assert len(proc.stdout.splitlines()) > 10
+    verbose = launch(str(path), "-r", runner, "--top-k", "2", "-v")
+    assert verbose.returncode == 0
+    assert all(n in verbose.stderr for n in notes), verbose.stderr[-3000:]
+    assert verbose.stdout == proc.stdout
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
 def test_extreme_weights(runner, strategy):
     a, b, c = (uuid.UUID(int=i) for i in (1, 2, 3))
