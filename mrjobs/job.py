@@ -12,6 +12,7 @@ strategies of the dot-products job, behind :mod:`mrjobs.strategies.contract`).
 import functools
 import logging
 import os
+import re
 import time
 import uuid
 
@@ -241,8 +242,8 @@ class SparseJob(MRJob):
             if self.options.strict:
                 hint = "; is the input in an accepted format? --input-format " + FORMAT_HINT \
                     if self._lines == 1 and e.kind != BAD_WEIGHT else ""
-                raise InputError(e.kind, "%s: %s: %s (line: %.120r%s)" % (
-                    _where(self._lines), e.kind, e, line, hint)) from None
+                raise InputError(e.kind, "%s: %s: %s (line: %s%s)" % (
+                    _where(self._lines), e.kind, e, shown_line(line), hint)) from None
             self.counts.add(INPUT, e.kind)
             return None
         if parsed is None:
@@ -260,8 +261,8 @@ class SparseJob(MRJob):
         tiny = float32_zeros(ids, w) if self.options.float32 else None
         if tiny is not None:  # float32 would carry them as 0.0: dropped as zeros are
             if self.options.strict:
-                raise InputError(TINY_WEIGHT, "%s: %s: %s (line: %.120r)" % (
-                    _where(self._lines), TINY_WEIGHT, tiny[1], line))
+                raise InputError(TINY_WEIGHT, "%s: %s: %s (line: %s)" % (
+                    _where(self._lines), TINY_WEIGHT, tiny[1], shown_line(line)))
             self.counts.add(INPUT, TINY_WEIGHT, int(tiny[0].sum()))
             ids, w = ids[~tiny[0]], w[~tiny[0]]
         if not ids.shape[0]:
@@ -324,6 +325,21 @@ FORMAT_HINT = ("accepted: json, one {\"id\": UUID, \"features\": {UUID: weight, 
                "line; tsv, one UUID TAB UUID:weight UUID:weight ... a line; compact, "
                "mrcodecs VectorProtocol records (python -m mrjobs.convert --to compact "
                "makes them); auto (the default) tells them apart line by line")
+
+
+def shown_line(line, limit=120):
+    """An input line as a message shows it: text in quotes, with Python's
+    escapes for TAB, control bytes and bytes that are not UTF-8 (``\\xff``),
+    cut at ``limit`` characters.
+
+    >>> print(shown_line(b"caf\\xc3\\xa9\\t1:\\xff"))
+    'café\\t1:\\xff'
+    """
+    if isinstance(line, (bytes, bytearray, memoryview)):
+        line = bytes(line).decode("utf-8", "surrogateescape")
+    # a byte that is not UTF-8 comes back as a lone surrogate: shown as its byte
+    text = re.sub(r"\\udc([89a-f][0-9a-f])", r"\\x\1", repr(line))
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _where(line_in_task):

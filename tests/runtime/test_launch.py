@@ -54,10 +54,12 @@ def test_garbage_input_fails_clearly(what, tmp_path):
 @pytest.mark.parametrize("runner", ["inline", "local"])
 def test_strict_failure_is_one_line(runner, tmp_path):
     path = tmp_path / "corpus.jsonl"
-    write_lines(path, LINES[:5] + ["garbage here"])
+    write_lines(path, LINES[:5] + [b"garbage\there \xff"])
     proc = launch(str(path), "--strict", "-r", runner)
     assert_no_traceback(proc)
-    assert "malformed line" in proc.stderr and "garbage here" in proc.stderr
+    # the line as text, quoted, with escapes for the TAB and the byte that is not UTF-8
+    assert "malformed line" in proc.stderr and "(line: 'garbage\\there \\xff')" in proc.stderr
+    assert "b'" not in proc.stderr, proc.stderr
     assert len(proc.stderr.splitlines()) < 40, proc.stderr
 
 
