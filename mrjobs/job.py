@@ -125,6 +125,9 @@ class SparseJob(MRJob):
         if self.options.runner == "local":
             from mrjobs.runtime.localrunner import LocalRunner
             return LocalRunner
+        if self.options.runner == "spark":
+            from mrjobs.runtime.sparkrunner import SparkRunner
+            return SparkRunner
         return super()._runner_class()
 
     def split_bytes(self):

@@ -5,6 +5,8 @@ mrjob's Spark harness keeps records as byte strings between steps and groups
 them by key (no sort): the escaping and the reducers must not rely on
 Hadoop's framing or ordering.
 """
+import os
+import tempfile
 import uuid
 
 import pytest
@@ -55,6 +57,23 @@ def test_dot_products_cosine_top_k_max_df(corpus_files, strategy):
     assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
     assert "mrsparse: skipped 4 bad input line(s)" in run.log
     check_quiet(run.log, len(MRSparseDotProducts(args).steps()))
+
+
+def test_a_run_leaves_no_temp_dir(corpus_files, tmp_path, monkeypatch):
+    # mrjob's Spark runner keeps step output in <temp dir>/<job key>-spark with a
+    # local master and never removes it; mrsparse's runner does
+    corpus, _ = corpus_files
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    run = run_cli(MRInvertedIndex, ["--no-conf"] + spark_args() + [corpus])
+    assert run.output
+    # (the zip of the packages the tasks import is built once per process and
+    # removed when it exits: mrjobs.runtime.shipping)
+    assert [p for p in os.listdir(temp) if not p.startswith("mrsparse-py-files-")] == []
+    kept = run_cli(MRInvertedIndex, ["--no-conf", "--cleanup", "NONE"] + spark_args() + [corpus])
+    assert kept.output == run.output
+    assert [p for p in os.listdir(temp) if p.endswith("-spark")]  # what --cleanup NONE keeps
 
 
 def check_quiet(log, steps):
