@@ -26,8 +26,8 @@ from mrjobs.counters import (DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_PO
                              ZERO_WEIGHT, Counters)
 from mrjobs.kernels import merge_sum, sort_sum
 from mrjobs.options import add_common_options, command_name
-from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, FORMATS, POSTINGS, TINY_WEIGHT, InputError,
-                            float32_zeros, parse_vector, weight_limit)
+from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTINGS, TINY_WEIGHT,
+                            InputError, float32_zeros, parse_vector, weight_limit)
 from mrjobs.runtime.errors import JobError
 from mrjobs.runtime.paths import local_path
 from mrjobs.runtime.progress import status_text
@@ -252,11 +252,13 @@ class SparseJob(MRJob):
         if parsed is None:
             return None
         doc, ids, w = parsed
-        postings = self.options.input_format == POSTINGS
+        fmt = self.options.input_format
+        postings = fmt == POSTINGS
         self.counts.add(INPUT, POSTING_LISTS_READ if postings else VECTORS_READ)
-        ids, w, _, merged = sort_sum(ids, w)
-        if merged:
-            self.counts.add(INPUT, DUPLICATE_FEATURE, merged)
+        if fmt not in COMPACT_FORMATS:  # (a compact record's ids are checked ascending)
+            ids, w, _, merged = sort_sum(ids, w)
+            if merged:
+                self.counts.add(INPUT, DUPLICATE_FEATURE, merged)
         zero = w == 0.0
         if zero.any():
             self.counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))

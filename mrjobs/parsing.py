@@ -71,7 +71,7 @@ from mrcodecs.framing import unescape
 
 from mrjobs.kernels import sort_sum
 
-__all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "POSTINGS", "BAD_LINE", "BAD_ID",
+__all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "POSTINGS", "COMPACT_FORMATS", "BAD_LINE", "BAD_ID",
            "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_ORDER", "BAD_KINDS",
            "TINY_WEIGHT",
            "FLOAT32_MAX", "FLOAT32_ZERO", "float32_zeros"]
@@ -79,6 +79,8 @@ __all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "POSTINGS", "B
 FORMATS = ("auto", "json", "tsv", "compact")
 #: the dot-products job's formats: also the inverted index's posting lists
 POSTINGS = "postings"
+#: the formats whose every line is a compact record (ids strictly ascending, checked)
+COMPACT_FORMATS = ("compact", POSTINGS)
 
 #: counter names of the kinds of bad line
 BAD_LINE = "malformed line"
@@ -387,7 +389,7 @@ def parse_vector(line, fmt="auto", float32=False):
     >>> doc.hex()[-2:], len(ids), w.tolist()
     ('01', 1, [1.5])
     """
-    if fmt in ("compact", POSTINGS) or (fmt == "auto" and is_compact(line)):
+    if fmt in COMPACT_FORMATS or (fmt == "auto" and is_compact(line)):
         if not line.strip():
             return None
         doc, ids, w = _parse_compact(line)

@@ -87,8 +87,8 @@ def bytes_per_entry(input_format, first_line=None):
     >>> bytes_per_entry("auto", b'{"id": "..."}'), bytes_per_entry("auto", b"k\\t\\x01\\x00")
     (45, 25)
     """
-    from mrjobs.parsing import POSTINGS, is_compact
-    if input_format in ("compact", POSTINGS) or (
+    from mrjobs.parsing import COMPACT_FORMATS, is_compact
+    if input_format in COMPACT_FORMATS or (
             input_format == "auto" and first_line is not None and is_compact(first_line)):
         return COMPACT_BYTES_PER_ENTRY
     return INPUT_BYTES_PER_ENTRY
