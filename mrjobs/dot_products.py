@@ -194,22 +194,7 @@ class MRSparseDotProducts(SparseJob):
                          reducer_final=self.reducer_vectors_final)
         rows = MRStep(reducer_init=self._task_init, reducer=self.reducer_rows,
                       reducer_final=self._task_final)
-        return [vectors] + [self._task_step(s) for s in self.strategy.steps()] + [rows]
-
-    def _task_step(self, step):
-        """The MRStep of a strategy's :class:`~mrjobs.strategies.contract.Step`: its init
-        and final wrapped with the task's (counters in, counters out)."""
-        def init():
-            self._task_init()
-            if step.init is not None:
-                step.init()
-
-        def final():
-            if step.final is not None:
-                yield from step.final()
-            self._task_final()
-
-        return MRStep(reducer_init=init, reducer=step.reducer, reducer_final=final)
+        return [vectors] + [task_step(self, s) for s in self.strategy.steps()] + [rows]
 
     # -- the vectors step ----------------------------------------------------
 
@@ -284,31 +269,12 @@ class MRSparseDotProducts(SparseJob):
             yield from self._prepare_batch()
 
     def _prepare_batch(self):
-        """Prepare the batched vectors for the measure (one vectorised call) and
-        hand them to the strategy; vectors the measure cannot score are counted."""
+        """Prepare the batched vectors for the measure and hand them to the
+        strategy (:func:`prepare_batch`)."""
         batch, self._batch, self._batch_entries = self._batch, [], 0
-        if not batch:
-            return
-        lengths = np.array([b[2].shape[0] for b in batch], np.int64)
-        weights = np.concatenate([b[3] for b in batch]).astype(np.float64, copy=False)
-        prepared, stats = prepare_rows(self.options.measure, weights, lengths)
-        measure = get_measure(self.options.measure)
-        valid = np.ones(len(batch), bool) if stats is None else measure.valid(stats)
-        if not valid.all():
-            self.counts.add(INPUT, NOT_SCORABLE, int((~valid).sum()))
-        ends = np.cumsum(lengths).tolist()
-        starts = [0] + ends[:-1]
-        stats_l = None if stats is None else stats.tolist()
-        take = self.strategy.take
-        # pearson: an entry whose centred weight is 0.0 is not an entry of the
-        # centred vector (Mahout indexes its nonzero entries)
-        nonzero = None if measure.index_zeros else prepared != 0
-        for i, ((doc, query, ids, _), s, e) in enumerate(zip(batch, starts, ends)):
-            if valid[i]:
-                w = prepared[s:e]
-                if nonzero is not None and not nonzero[s:e].all():
-                    ids, w = ids[nonzero[s:e]], w[nonzero[s:e]]
-                yield from take(doc, query, ids, w, None if stats_l is None else stats_l[i])
+        if batch:
+            yield from prepare_batch(batch, self.options.measure, self.counts,
+                                     self.strategy.take)
 
     def reducer_vectors_final(self):
         yield from self._prepare_batch()
@@ -338,6 +304,47 @@ class MRSparseDotProducts(SparseJob):
         row = merge_rows(pieces, self.options.top_k, self.options.buffer_entries)
         if row is not None:
             yield doc, row
+
+
+def task_step(job, step):
+    """The MRStep of a strategy's :class:`~mrjobs.strategies.contract.Step`: its
+    init and final wrapped with the task's (counters in, counters out)."""
+    def init():
+        job._task_init()
+        if step.init is not None:
+            step.init()
+
+    def final():
+        if step.final is not None:
+            yield from step.final()
+        job._task_final()
+
+    return MRStep(reducer_init=init, reducer=step.reducer, reducer_final=final)
+
+
+def prepare_batch(batch, measure_name, counts, take):
+    """Prepare a batch of vectors ``(doc, query, ids, weights)`` for the
+    measure (one vectorised call) and hand each to ``take`` (the strategy's);
+    vectors the measure cannot score are counted."""
+    lengths = np.array([b[2].shape[0] for b in batch], np.int64)
+    weights = np.concatenate([b[3] for b in batch]).astype(np.float64, copy=False)
+    prepared, stats = prepare_rows(measure_name, weights, lengths)
+    measure = get_measure(measure_name)
+    valid = np.ones(len(batch), bool) if stats is None else measure.valid(stats)
+    if not valid.all():
+        counts.add(INPUT, NOT_SCORABLE, int((~valid).sum()))
+    ends = np.cumsum(lengths).tolist()
+    starts = [0] + ends[:-1]
+    stats_l = None if stats is None else stats.tolist()
+    # pearson: an entry whose centred weight is 0.0 is not an entry of the
+    # centred vector (Mahout indexes its nonzero entries)
+    nonzero = None if measure.index_zeros else prepared != 0
+    for i, ((doc, query, ids, _), s, e) in enumerate(zip(batch, starts, ends)):
+        if valid[i]:
+            w = prepared[s:e]
+            if nonzero is not None and not nonzero[s:e].all():
+                ids, w = ids[nonzero[s:e]], w[nonzero[s:e]]
+            yield from take(doc, query, ids, w, None if stats_l is None else stats_l[i])
 
 
 if __name__ == "__main__":

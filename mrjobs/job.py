@@ -31,7 +31,7 @@ from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTI
 from mrjobs.runtime.errors import JobError
 from mrjobs.runtime.paths import local_path
 from mrjobs.runtime.progress import status_text
-from mrjobs.runtime.runnerargs import LAUNCH_DIR, runner_kwargs
+from mrjobs.runtime.runnerargs import LAUNCH_DIR, runner_class, runner_kwargs
 from mrjobs.runtime.streams import kind as input_kind
 from mrjobs.runtime.tasks import task_errors
 
@@ -67,7 +67,6 @@ class SparseJob(MRJob):
     launch (:mod:`mrjobs.runtime.run` runs it) and the task side."""
 
     INPUT_PROTOCOL = BytesValueProtocol
-
     #: the --input-format choices (:mod:`mrjobs.parsing`)
     INPUT_FORMATS = FORMATS
 
@@ -122,13 +121,7 @@ class SparseJob(MRJob):
     # -- launching -----------------------------------------------------------
 
     def _runner_class(self):
-        if self.options.runner == "local":
-            from mrjobs.runtime.localrunner import LocalRunner
-            return LocalRunner
-        if self.options.runner == "spark":
-            from mrjobs.runtime.sparkrunner import SparkRunner
-            return SparkRunner
-        return super()._runner_class()
+        return runner_class(self.options.runner) or super()._runner_class()
 
     def split_bytes(self):
         """Bytes of a step's input per local task, where the job's output does

@@ -52,17 +52,16 @@ is a uniform sample of all pairs:
   count (:func:`mrjobs.strategies.sizing.df_cut_form`): count tables to every block pair
   (three steps) or the df and regroup steps (five).
 
-Time: measured constants of this machine (``--calibrate``: three runs of the
-job on generated corpora on the local runner; the CPU seconds of each step's
-tasks fitted to k0 + c_bytes·bytes + c_pairs·pairs, so that a busy machine
-does not inflate them; a step then takes c0 + (c_bytes·bytes +
-c_pairs·pairs)/slots with c0 = k0/slots of the local run), stored with the date and
-the machine in the package data ``mrjobs/plan/calibration.json`` (``make bench``
-refreshes it).  A cluster's slot is taken to be as fast as one core here.
+Time: measured constants of this machine (``--calibrate``: three runs of the job on generated
+corpora on the local runner; the CPU seconds of each step's tasks fitted to k0 + c_bytes·bytes +
+c_pairs·pairs, so that a busy machine does not inflate them; a step then takes c0 +
+(c_bytes·bytes + c_pairs·pairs)/slots with c0 = k0/slots of the local run), stored with the date
+and the machine in the package data ``mrjobs/plan/calibration.json`` (``make bench`` refreshes
+it). A cluster's slot is taken to be as fast as one core here.
 
-Depends on the job's own sizing code: :func:`mrjobs.strategies.sizing.estimate_blocks`,
-:func:`mrjobs.strategies.sizing.pair_memory_bytes`, ``DEFAULT_BLOCK_ENTRIES``,
-``INPUT_BYTES_PER_ENTRY`` and :func:`mrjobs.strategies.sizing.default_blocks`.
+Depends on the job's own sizing code (:mod:`mrjobs.strategies.sizing`): ``estimate_blocks``,
+``pair_memory_bytes``, ``DEFAULT_BLOCK_ENTRIES``, ``INPUT_BYTES_PER_ENTRY``, ``bytes_per_entry``
+and ``default_blocks``.
 """
 import argparse
 import datetime
@@ -623,9 +622,8 @@ def _job_blocks(o, input_bytes):
         paths = (list(o.inputs) or ["-"]) + ([o.queries] if o.queries else [])
         logging.getLogger("mrjobs.strategies.sizing").disabled = True
         try:
-            b = default_blocks(local_size(paths), o.runner, o.num_cores,
-                               input_bytes_per_entry=bytes_per_entry(o.input_format,
-                                                                     first_line(o.inputs or ["-"])))
+            bpe = bytes_per_entry(o.input_format, first_line(o.inputs or ["-"]))
+            b = default_blocks(local_size(paths), o.runner, o.num_cores, input_bytes_per_entry=bpe)
         finally:
             logging.getLogger("mrjobs.strategies.sizing").disabled = False
     else:

@@ -9,7 +9,7 @@ from mrjobs.runtime.commit import FsOutputCommitter, OutputCommitter
 from mrjobs.runtime.shipping import package_zip
 from mrjobs.runtime.tasks import probe_task_python
 
-__all__ = ["runner_kwargs", "probe", "task_python", "TASK_ENV", "LAUNCH_DIR", "OWN_MODULES",
+__all__ = ["runner_class", "runner_kwargs", "probe", "task_python", "TASK_ENV", "LAUNCH_DIR", "OWN_MODULES",
            "MRJOB_IMPORTS"]
 
 #: Environment of every task process (a user's --cmdenv wins).  mrjob imports
@@ -28,6 +28,18 @@ LAUNCH_DIR = "MRSPARSE_LAUNCH_DIR"
 #: carries stand-ins for (:mod:`mrjobs.runtime.shipping`)
 OWN_MODULES = ("mrjob", "mrjobs", "mrcodecs")
 MRJOB_IMPORTS = ("pipes", "distutils.spawn", "distutils.version")
+
+
+def runner_class(alias):
+    """mrsparse's own runner for ``-r alias`` (:mod:`mrjobs.runtime.localrunner`,
+    :mod:`mrjobs.runtime.sparkrunner`), or None where mrjob's is used."""
+    if alias == "local":
+        from mrjobs.runtime.localrunner import LocalRunner
+        return LocalRunner
+    if alias == "spark":
+        from mrjobs.runtime.sparkrunner import SparkRunner
+        return SparkRunner
+    return None
 
 
 def runner_kwargs(job, kwargs, alias, launcher=None):
