@@ -72,20 +72,21 @@ def _skip_ids(rng, n):
         rng.bytes(0)                                     # which draws 32 bits
 
 
-def _draws(rng, vectors, features_per_vector, features, chunk=_CHUNK):
-    """The vectors' draws from ``rng``, ``chunk`` vectors at a time.
+def _draws(rng, vectors, features_per_vector, features):
+    """The vectors' draws from ``rng``, ``_CHUNK`` vectors at a time.
 
-    The draws, in the order the generator takes them: the vector ids
-    (16 bytes each), the ``features`` feature ids (16 bytes each), the vectors' Poisson sizes, three times as many uniform
-    numbers as features plus eight a vector (for the Zipfian ranks), a
-    log-normal weight for each feature kept.  Each kind is read from its own
-    copy of the generator, moved to where that kind starts, so no kind is ever
-    held whole: PCG64 draws 8 bytes for each uniform number and for 8 bytes
-    of ids, and ``advance`` skips them.
+    The draws, in the order the generator takes them: the vector ids (16
+    bytes each), ``features`` feature ids (16 bytes each), the vectors'
+    Poisson sizes, three uniform numbers per feature plus eight per vector
+    (for the Zipfian ranks), a log-normal weight per feature kept.  Each kind
+    is read from its own copy of the generator, moved to where that kind
+    starts, so no kind is ever held whole: PCG64 takes one 64-bit draw per
+    uniform number and per 8 bytes of ids, which ``advance`` skips; the sizes
+    are drawn twice (first to count the uniform numbers).
 
     Returns
     -------
-    (feature_draws, chunks)
+    (feature_rng, chunks)
         The generator placed at the feature ids (None without
         ``features``) and an iterator of ``(ids, sizes, uniform, weight)``:
         each chunk's vector ids (``m`` x 16 uint8), its Poisson sizes, and
@@ -98,6 +99,7 @@ def _draws(rng, vectors, features_per_vector, features, chunk=_CHUNK):
         feature_rng = _clone(rng)
         rng.bit_generator.advance(2 * features)
     size_rng = _clone(rng)
+    chunk = _CHUNK                                       # (the bytes do not depend on it)
     draws = 0                                            # the uniform numbers, in all
     for start in range(0, vectors, chunk):
         draws += int((3 * rng.poisson(features_per_vector, min(chunk, vectors - start))
