@@ -276,6 +276,7 @@ def _lines(feature_ids, chunks, fmt, bar):
                     "%s:%r" % (feats[j], w) for j, w in zip(indices[lo:hi], weights[lo:hi])))
         if bar is not None:
             bar.update(len(docs))
+        del docs, indptr, indices, weights                # before the next chunk is drawn
     if bar is not None:
         bar.close()
 
