@@ -16,14 +16,15 @@ a feature present in every vector, and UUIDs whose bytes include TAB, LF,
 CR, the escape byte 0x0B and trailing NULs.
 
 ``--queries N --queries-output PATH`` also writes N query vectors over the
-corpus's feature ids (which depend on ``--seed`` and ``--vectors``), drawn
+corpus's feature ids (the id of each rank depends on ``--seed`` and
+``--vectors``: give the corpus's options), drawn
 as the corpus's vectors are (same Poisson sizes, Zipf law and weights) from
 a generator of their own: the corpus is the same bytes with or without them,
 and the queries are the same for the same options.  There is no edge case
 among them; a query shares no feature with the corpus only when its draws
 give none (an empty query, or only features no corpus vector drew).
 
-The generator streams: it draws ``_CHUNK`` vectors at a time, each kind of
+The generator streams: it draws 2,000 vectors at a time, each kind of
 draw from its own copy of the seeded generator, moved ahead to where that
 kind starts, so its memory does not grow with ``--vectors`` (the feature ids
 of ``--vocabulary`` are held, about 100 bytes each).
