@@ -8,7 +8,8 @@ task ends.
 
 from mrjobs.parsing import BAD_KINDS, TINY_WEIGHT
 
-__all__ = ["INPUT", "DFCUT", "WORK", "SKIPPED", "READ", "Counters", "run_report"]
+__all__ = ["INPUT", "DFCUT", "WORK", "SKIPPED", "READ", "Counters", "run_report",
+           "without_output_line"]
 
 #: counter group of input problems (skipped lines) and input repairs
 INPUT = "mrsparse input"
@@ -39,13 +40,19 @@ ZERO_WEIGHT = "zero weight (entry dropped)"
 FLOAT32_ZERO_WEIGHT = TINY_WEIGHT
 NOT_SCORABLE = ("vector not scorable by the measure (skipped; e.g. constant weights for "
                 "pearson)")
+#: the vectors step's reducers: each distinct id of each family once (the lines
+#: of a repeated id merged; empty vectors included), whatever becomes of it
+VECTOR_IDS = "distinct vector ids"
+QUERY_VECTOR_IDS = "distinct query vector ids"
 #: counters of what was read (not notes about the input)
-READ = (VECTORS_READ, QUERY_VECTORS_READ, POSTING_LISTS_READ)
+READ = (VECTORS_READ, QUERY_VECTORS_READ, POSTING_LISTS_READ, VECTOR_IDS, QUERY_VECTOR_IDS)
 # group DFCUT
 FEATURES_DROPPED = "features dropped"
 POSTINGS_DROPPED = "postings dropped"
 PRODUCTS_DROPPED = "partial products dropped"
 # group WORK
+#: the rows step's reducers: one a vector with at least one neighbour kept
+OUTPUT_LINES = "output lines"
 PAIRS_SCORED = "pairs scored"
 PAIRS_NOT_FINITE = "pairs dropped: score not a finite number"
 PAIRS_BELOW_THRESHOLD = "pairs below threshold"
@@ -78,14 +85,49 @@ class Counters(dict):
         self.clear()
 
 
-def run_report(step_counters):
-    """A short account of skipped input and df-cut drops, or ''."""
+def _totals(step_counters):
+    """``{(group, name): count}`` summed over the steps (groups INPUT and
+    DFCUT, and the output lines)."""
     total = {}
     for step in step_counters or ():
         for group, names in step.items():
-            if group in (INPUT, DFCUT):
-                for name, n in names.items():
+            for name, n in names.items():
+                if group in (INPUT, DFCUT) or (group, name) == (WORK, OUTPUT_LINES):
                     total[(group, name)] = total.get((group, name), 0) + n
+    return total
+
+
+def without_output_line(step_counters):
+    """``(queries, without, ids)`` of a dot-products run: how many of the
+    ``ids`` distinct vector ids that can get an output line got none (the
+    query vectors under ``--queries``, else the vectors), or None for a run
+    that does not count them.
+
+    Both counts are exact on every runner: each distinct id of each family
+    is counted once, by the reducer of the vectors step that holds it (empty
+    vectors included), and each output line once, by the reducer of the rows
+    step that writes it; a vector that shares no feature with another (or
+    keeps no score) reaches no reducer of the rows step, hence the
+    difference.
+
+    >>> without_output_line([{INPUT: {QUERY_VECTOR_IDS: 250, VECTOR_IDS: 9000}},
+    ...                      {WORK: {OUTPUT_LINES: 200}}])
+    (True, 50, 250)
+    >>> without_output_line([{INPUT: {VECTORS_READ: 3}}]) is None
+    True
+    """
+    total = _totals(step_counters)
+    queries = total.get((INPUT, QUERY_VECTOR_IDS), 0)
+    ids = queries or total.get((INPUT, VECTOR_IDS), 0)
+    if not ids:
+        return None
+    return bool(queries), ids - total.get((WORK, OUTPUT_LINES), 0), ids
+
+
+def run_report(step_counters):
+    """A short account of skipped input, df-cut drops and vectors without an
+    output line, or ''."""
+    total = _totals(step_counters)
     lines = []
     skipped = {name: total.get((INPUT, name), 0) for name in SKIPPED}
     if any(skipped.values()):
@@ -103,6 +145,14 @@ def run_report(step_counters):
                          _n(total[(DFCUT, FEATURES_DROPPED)]),
                          _n(total.get((DFCUT, POSTINGS_DROPPED), 0)),
                          _n(total.get((DFCUT, PRODUCTS_DROPPED), 0))))
+    without = without_output_line(step_counters)
+    if without and without[1]:
+        queries, n, ids = without
+        lines.append("mrsparse: %s of %s %s got no output line: no neighbour (no feature "
+                     "shared with %s, or none left by --threshold or --max-df), or empty, "
+                     "not scorable by the measure or skipped" % (
+                         _n(n), _n(ids), "query vector(s)" if queries else "vector(s)",
+                         "the corpus" if queries else "another vector"))
     return "\n".join(lines)
 
 

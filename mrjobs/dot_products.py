@@ -14,6 +14,14 @@ vector with at least one neighbour gets one output line (best first)::
 
     "<uuid>"\\t{"<neighbour uuid>": score, ...}
 
+With ``--queries``, each query vector with at least one neighbour in the
+corpus gets one.  The vectors without a line (no feature shared, no score
+kept by ``--threshold``, empty, not scorable by the measure) are counted:
+the run ends with ``mrsparse: N of M query vector(s) got no output line``
+(``vector(s)`` without ``--queries``), N being the counter ``distinct query
+vector ids`` (``distinct vector ids``) less ``output lines``
+(:func:`mrjobs.counters.without_output_line`).
+
 Steps
 -----
 *vectors*
@@ -45,7 +53,8 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
                             dot_products_memory_advice)
 from mrjobs.strategies.blocks import BlocksStrategy
 from mrjobs.strategies.sizing import bytes_per_entry, default_blocks, df_cut_form
-from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTORS_READ, VECTORS_READ
+from mrjobs.counters import (INPUT, NOT_SCORABLE, OUTPUT_LINES, QUERY_VECTOR_IDS,
+                             QUERY_VECTORS_READ, VECTOR_IDS, VECTORS_READ, WORK)
 from mrjobs.parsing import FORMATS, POSTINGS
 from mrjobs.strategies.combining import PostingBuffer
 from mrjobs.strategies.postings import PostingAssembler
@@ -235,8 +244,8 @@ class MRSparseDotProducts(SparseJob):
             return
         if self._query:
             self.counts.add(INPUT, QUERY_VECTORS_READ)
-        if ids.shape[0]:
-            yield doc, Stripe(ids, w.astype(self.wire_dtype, copy=False), query=self._query)
+        # an empty vector too, so that the vectors step counts every id
+        yield doc, Stripe(ids, w.astype(self.wire_dtype, copy=False), query=self._query)
 
     def mapper_vectors_final(self):
         if self._pieces is not None:
@@ -256,6 +265,11 @@ class MRSparseDotProducts(SparseJob):
                 self.counts.add(INPUT, VECTORS_READ)
                 if query:
                     self.counts.add(INPUT, QUERY_VECTORS_READ)
+            # every distinct id once, here, where all of its lines meet
+            self.counts.add(INPUT, QUERY_VECTOR_IDS if query else VECTOR_IDS)
+            parts = [p for p in parts if len(p)]  # an empty line adds nothing
+            if not parts:
+                continue
             if len(parts) == 1:
                 ids, w = parts[0].ids, parts[0].values
             else:
@@ -303,6 +317,7 @@ class MRSparseDotProducts(SparseJob):
     def reducer_rows(self, doc, pieces):
         row = merge_rows(pieces, self.options.top_k, self.options.buffer_entries)
         if row is not None:
+            self.counts.add(WORK, OUTPUT_LINES)
             yield doc, row
 
 

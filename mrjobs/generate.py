@@ -15,6 +15,20 @@ vectors that tend to break jobs: empty, one-feature, duplicated vectors,
 a feature present in every vector, and UUIDs whose bytes include TAB, LF,
 CR, the escape byte 0x0B and trailing NULs.
 
+``--queries N --queries-output PATH`` also writes N query vectors over the
+corpus's feature ids (the id of each rank depends on ``--seed`` and
+``--vectors``: give the corpus's options), drawn
+as the corpus's vectors are (same Poisson sizes, Zipf law and weights) from
+a generator of their own: the corpus is the same bytes with or without them,
+and the queries are the same for the same options.  There is no edge case
+among them; a query shares no feature with the corpus only when its draws
+give none (an empty query, or only features no corpus vector drew).
+
+The generator streams: it draws 2,000 vectors at a time, each kind of
+draw from its own copy of the seeded generator, moved ahead to where that
+kind starts, so its memory does not grow with ``--vectors`` (the feature ids
+of ``--vocabulary`` are held, about 100 bytes each).
+
 A progress bar is shown on stderr for large corpora when ``tqdm`` is
 installed (``pip install mrsparse[examples]``); without it the generator
 runs silently.
@@ -24,7 +38,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["generate_arrays", "generate_lines", "write_corpus", "main"]
+__all__ = ["generate_arrays", "generate_lines", "generate_query_lines", "write_corpus",
+           "write_queries", "main"]
 
 _CHUNK = 2000
 
@@ -43,8 +58,106 @@ def _uuid_strings(b):
             for p in range(0, len(h), 32)]
 
 
+def _clone(rng):
+    """A generator in ``rng``'s state (both then draw the same numbers)."""
+    twin = np.random.Generator(type(rng.bit_generator)())
+    twin.bit_generator.state = rng.bit_generator.state
+    return twin
+
+
+def _skip_ids(rng, n):
+    """Move ``rng`` past ``n`` ids, as :func:`_uuid4_bytes` would."""
+    if n:
+        rng.bit_generator.advance(2 * n)                 # 16 bytes: two 64-bit draws
+    else:
+        rng.bytes(0)                                     # which draws 32 bits
+
+
+def _draws(rng, vectors, features_per_vector, features):
+    """The vectors' draws from ``rng``, ``_CHUNK`` vectors at a time.
+
+    The draws, in the order the generator takes them: the vector ids (16
+    bytes each), ``features`` feature ids (16 bytes each), the vectors'
+    Poisson sizes, three uniform numbers per feature plus eight per vector
+    (for the Zipfian ranks), a log-normal weight per feature kept.  Each kind
+    is read from its own copy of the generator, moved to where that kind
+    starts, so no kind is ever held whole: PCG64 takes one 64-bit draw per
+    uniform number and per 8 bytes of ids, which ``advance`` skips; the sizes
+    are drawn twice (first to count the uniform numbers).
+
+    Returns
+    -------
+    (feature_rng, chunks)
+        The generator placed at the feature ids (None without
+        ``features``) and an iterator of ``(ids, sizes, uniform, weight)``:
+        each chunk's vector ids (``m`` x 16 uint8), its Poisson sizes, and
+        functions drawing ``n`` uniform numbers and ``n`` weights.
+    """
+    ids_rng = _clone(rng)
+    _skip_ids(rng, vectors)
+    feature_rng = None
+    if features:
+        feature_rng = _clone(rng)
+        rng.bit_generator.advance(2 * features)
+    size_rng = _clone(rng)
+    chunk = _CHUNK                                       # (the bytes do not depend on it)
+    draws = 0                                            # the uniform numbers, in all
+    for start in range(0, vectors, chunk):
+        draws += int((3 * rng.poisson(features_per_vector, min(chunk, vectors - start))
+                      + 8).sum())
+    uniform_rng = rng                                    # after the last size
+    weight_rng = _clone(rng)
+    weight_rng.bit_generator.advance(draws)
+
+    def chunks():
+        for start in range(0, vectors, chunk):
+            m = min(chunk, vectors - start)
+            yield (_uuid4_bytes(ids_rng, m), size_rng.poisson(features_per_vector, m),
+                   uniform_rng.random, lambda n: np.round(weight_rng.lognormal(0.0, 0.5, n), 6))
+
+    return feature_rng, chunks()
+
+
+def _vector_chunks(rng, vectors, features_per_vector, vocabulary, zipf, with_features=True):
+    """``(feature_ids, chunks)``: the vocabulary's ids (vocabulary x 16 uint8,
+    None without ``with_features``) and an iterator of CSR chunks ``(doc_ids,
+    indptr, indices, weights)`` of at most ``_CHUNK`` vectors each."""
+    feature_rng, chunks = _draws(rng, vectors, features_per_vector,
+                                 vocabulary if with_features else 0)
+    feature_ids = _uuid4_bytes(feature_rng, vocabulary) if with_features else None
+    p = np.arange(1, vocabulary + 1, dtype=np.float64) ** -zipf
+    cdf = np.cumsum(p)
+    cdf /= cdf[-1]
+
+    def csr():
+        for doc_ids, counts, uniform, weight in chunks:
+            m = counts.shape[0]
+            # Draw three times as many ranks as needed and keep each vector's
+            # first ``count`` distinct ones, so a vector has ``count`` distinct
+            # features (a popular feature would otherwise be drawn twice and
+            # collapse).
+            draws = 3 * counts + 8
+            ranks = np.minimum(np.searchsorted(cdf, uniform(int(draws.sum())), side="right"),
+                               vocabulary - 1)
+            rows = np.repeat(np.arange(m, dtype=np.int64), draws)
+            keys, first = np.unique(rows * vocabulary + ranks, return_index=True)
+            keys = keys[np.argsort(first, kind="stable")]    # distinct keys in draw order
+            krow = keys // vocabulary
+            start = np.zeros(m + 1, np.int64)
+            np.cumsum(np.bincount(krow, minlength=m), out=start[1:])
+            nth = np.arange(keys.shape[0]) - start[krow]     # position within its vector
+            keys = np.sort(keys[nth < counts[krow]])
+            rows, indices = np.divmod(keys, vocabulary)
+            indptr = np.zeros(m + 1, np.int64)
+            np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+            yield doc_ids, indptr, indices, weight(keys.shape[0])
+
+    return feature_ids, csr()
+
+
 def generate_arrays(vectors, features_per_vector=50, vocabulary=100000, zipf=1.1, seed=1):
-    """The corpus as arrays.
+    """The corpus as arrays (the whole corpus in memory: :func:`generate_lines`
+    streams).
 
     Returns
     -------
@@ -59,38 +172,27 @@ def generate_arrays(vectors, features_per_vector=50, vocabulary=100000, zipf=1.1
     >>> a["indptr"].shape, a["doc_ids"].shape
     ((4,), (3, 16))
     """
-    rng = np.random.default_rng(seed)
-    doc_ids = _uuid4_bytes(rng, vectors)
-    feature_ids = _uuid4_bytes(rng, vocabulary)
-    p = np.arange(1, vocabulary + 1, dtype=np.float64) ** -zipf
-    cdf = np.cumsum(p)
-    cdf /= cdf[-1]
-    counts = rng.poisson(features_per_vector, vectors)
-    # Draw three times as many ranks as needed and keep each vector's first
-    # ``count`` distinct ones, so a vector has ``count`` distinct features
-    # (a popular feature would otherwise be drawn twice and collapse).
-    draws = 3 * counts + 8
-    total = int(draws.sum())
-    ranks = np.minimum(np.searchsorted(cdf, rng.random(total), side="right"), vocabulary - 1)
-    rows = np.repeat(np.arange(vectors, dtype=np.int64), draws)
-    keys, first = np.unique(rows * vocabulary + ranks, return_index=True)
-    by_draw = np.argsort(first, kind="stable")          # distinct keys in draw order
-    keys = keys[by_draw]
-    krow = keys // vocabulary
-    start = np.zeros(vectors + 1, np.int64)
-    np.cumsum(np.bincount(krow, minlength=vectors), out=start[1:])
-    nth = np.arange(keys.shape[0]) - start[krow]         # position within its vector
-    keys = np.sort(keys[nth < counts[krow]])
-    rows, indices = np.divmod(keys, vocabulary)
-    indptr = np.zeros(vectors + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=vectors), out=indptr[1:])
-    weights = np.round(rng.lognormal(0.0, 0.5, keys.shape[0]), 6)
-    return dict(doc_ids=doc_ids, feature_ids=feature_ids, indptr=indptr,
-                indices=indices, weights=weights)
+    feature_ids, chunks = _vector_chunks(np.random.default_rng(seed), vectors,
+                                         features_per_vector, vocabulary, zipf)
+    return _concatenate(feature_ids, list(chunks))
 
 
-def _edge_cases(a, rng):
-    """Append the awkward vectors (see the module docstring) to the arrays."""
+def _concatenate(feature_ids, chunks):
+    indptr = [np.zeros(1, np.int64)]
+    for _, ptr, _, _ in chunks:
+        indptr.append(ptr[1:] + indptr[-1][-1])
+    return dict(doc_ids=np.concatenate([c[0] for c in chunks] or [np.zeros((0, 16), np.uint8)]),
+                feature_ids=feature_ids, indptr=np.concatenate(indptr),
+                indices=np.concatenate([c[2] for c in chunks] or [np.zeros(0, np.int64)]),
+                weights=np.concatenate([c[3] for c in chunks] or [np.zeros(0)]))
+
+
+def _edge_cases(rng, vocab):
+    """The awkward vectors (see the module docstring): ``(extra feature ids,
+    extra vector ids, rows(first), common)``, ``rows(first)`` giving the
+    appended vectors' ``(indices, weights)`` from the first generated vector's
+    (None without one), ``common`` the index of the feature added to every
+    non-empty vector."""
     tricky = np.zeros((6, 16), np.uint8)
     tricky[0, :] = 0x09                                  # all TAB
     tricky[1, :] = [0x0A, 0x0D, 0x0B, 0x09] * 4          # LF CR ESC TAB
@@ -98,64 +200,120 @@ def _edge_cases(a, rng):
     tricky[3, 0] = 0x0D                                  # CR then NULs
     tricky[4, 15] = 0x0D                                 # trailing CR
     tricky[5, :] = 0x0C
-    docs = [a["doc_ids"]]
-    feats = [a["feature_ids"], tricky[[0, 1, 2, 3]]]     # some tricky features too
-    vocab = a["feature_ids"].shape[0]
-    rows = [(a["indices"][a["indptr"][i]:a["indptr"][i + 1]],
-             a["weights"][a["indptr"][i]:a["indptr"][i + 1]])
-            for i in range(a["doc_ids"].shape[0])]
+    feats = np.concatenate([tricky[[0, 1, 2, 3]], _uuid4_bytes(rng, 1)])  # some tricky features
     common = vocab + 4                                   # in every vector
-    feats.append(_uuid4_bytes(rng, 1))
-    new_docs = [tricky[5:6], tricky[0:1], tricky[1:2], tricky[2:3], tricky[3:4],
-                tricky[4:5], _uuid4_bytes(rng, 3)]
-    extra = [
-        (np.array([], np.int64), np.array([])),                       # empty
-        (np.array([0]), np.array([1.5])),                             # one feature
-        (np.array([vocab]), np.array([2.0])),                         # tricky feature
-        (np.array([1, vocab + 1, vocab + 2]), np.array([0.5, 1.0, 3.0])),
-        rows[0] if rows else (np.array([2]), np.array([1.0])),        # duplicate of 0
-        rows[0] if rows else (np.array([2]), np.array([1.0])),        # and again
-        (np.array([vocab + 3]), np.array([0.25])),                    # tricky feature
-        (np.array([], np.int64), np.array([])),                       # empty
-        (np.array([3]), np.array([4.0])),                             # one feature
-    ]
-    rows.extend(extra)
-    rows = [(np.append(ix, common), np.append(w, 1.0)) if len(ix) else (ix, w)
-            for ix, w in rows]
-    docs.extend(new_docs)
-    indptr = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum([len(ix) for ix, _ in rows], out=indptr[1:])
-    return dict(doc_ids=np.concatenate(docs), feature_ids=np.concatenate(feats),
-                indptr=indptr, indices=np.concatenate([ix for ix, _ in rows]).astype(np.int64),
-                weights=np.concatenate([w for _, w in rows]).astype(np.float64))
+    docs = np.concatenate([tricky[5:6], tricky[0:1], tricky[1:2], tricky[2:3], tricky[3:4],
+                           tricky[4:5], _uuid4_bytes(rng, 3)])
+
+    def rows(first):
+        first = first if first is not None else (np.array([2]), np.array([1.0]))
+        return [
+            (np.array([], np.int64), np.array([])),                       # empty
+            (np.array([0]), np.array([1.5])),                             # one feature
+            (np.array([vocab]), np.array([2.0])),                         # tricky feature
+            (np.array([1, vocab + 1, vocab + 2]), np.array([0.5, 1.0, 3.0])),
+            first,                                                        # duplicate of 0
+            first,                                                        # and again
+            (np.array([vocab + 3]), np.array([0.25])),                    # tricky feature
+            (np.array([], np.int64), np.array([])),                       # empty
+            (np.array([3]), np.array([4.0])),                             # one feature
+        ]
+
+    return feats, docs, rows, common
 
 
-def generate_lines(vectors, features_per_vector=50, vocabulary=100000, zipf=1.1, seed=1,
-                   fmt="json", edge_cases=False, progress=None):
-    """Yield the corpus as input lines (str, without newline)."""
-    a = generate_arrays(vectors, features_per_vector, vocabulary, zipf, seed)
-    if edge_cases:
-        a = _edge_cases(a, np.random.default_rng([seed, 1]))
-    docs = _uuid_strings(a["doc_ids"])
-    feats = _uuid_strings(a["feature_ids"])
-    indptr, indices = a["indptr"].tolist(), a["indices"].tolist()
-    weights = a["weights"].tolist()
-    n = len(docs)
-    bar = _progress(n, progress)
-    for start in range(0, n, _CHUNK):
-        for i in range(start, min(n, start + _CHUNK)):
+def _with_common(chunk, common):
+    """A CSR chunk with feature ``common`` (weight 1.0) added to each non-empty
+    vector (the last feature: ``common`` is above every other index)."""
+    doc_ids, indptr, indices, weights = chunk
+    sizes = np.diff(indptr)
+    grown = sizes + (sizes > 0)
+    new_ptr = np.zeros(indptr.shape[0], np.int64)
+    np.cumsum(grown, out=new_ptr[1:])
+    old_pos = np.repeat(new_ptr[:-1] - indptr[:-1], sizes) + np.arange(indices.shape[0])
+    ix = np.full(new_ptr[-1], common, np.int64)
+    w = np.ones(new_ptr[-1])
+    ix[old_pos] = indices
+    w[old_pos] = weights
+    return doc_ids, new_ptr, ix, w
+
+
+def _edge_chunks(feature_ids, chunks, seed):
+    """``(feature_ids, chunks)`` with the edge cases: the common feature in
+    every non-empty vector, then the awkward vectors."""
+    vocab = feature_ids.shape[0]
+    feats, docs, rows, common = _edge_cases(np.random.default_rng([seed, 1]), vocab)
+
+    def edged():
+        first = None
+        for chunk in chunks:
+            _, indptr, indices, weights = chunk
+            if first is None and indptr.shape[0] > 1:
+                first = (indices[:indptr[1]], weights[:indptr[1]])
+            yield _with_common(chunk, common)
+        extra = rows(first)
+        indptr = np.zeros(len(extra) + 1, np.int64)
+        np.cumsum([len(ix) for ix, _ in extra], out=indptr[1:])
+        yield _with_common((docs, indptr,
+                            np.concatenate([ix for ix, _ in extra]).astype(np.int64),
+                            np.concatenate([w for _, w in extra]).astype(np.float64)), common)
+
+    return np.concatenate([feature_ids, feats]), edged()
+
+
+def _lines(feature_ids, chunks, fmt, bar):
+    feats = _uuid_strings(feature_ids)
+    for doc_ids, indptr, indices, weights in chunks:
+        docs = _uuid_strings(doc_ids)
+        indptr, indices, weights = indptr.tolist(), indices.tolist(), weights.tolist()
+        for i, doc in enumerate(docs):
             lo, hi = indptr[i], indptr[i + 1]
             if fmt == "json":
                 body = ", ".join('"%s": %r' % (feats[j], w)
                                  for j, w in zip(indices[lo:hi], weights[lo:hi]))
-                yield '{"id": "%s", "features": {%s}}' % (docs[i], body)
+                yield '{"id": "%s", "features": {%s}}' % (doc, body)
             else:
-                yield "%s\t%s" % (docs[i], " ".join(
+                yield "%s\t%s" % (doc, " ".join(
                     "%s:%r" % (feats[j], w) for j, w in zip(indices[lo:hi], weights[lo:hi])))
         if bar is not None:
-            bar.update(min(n, start + _CHUNK) - start)
+            bar.update(len(docs))
+        del docs, indptr, indices, weights                # before the next chunk is drawn
     if bar is not None:
         bar.close()
+
+
+def generate_lines(vectors, features_per_vector=50, vocabulary=100000, zipf=1.1, seed=1,
+                   fmt="json", edge_cases=False, progress=None):
+    """Yield the corpus as input lines (str, without newline), generated
+    ``_CHUNK`` vectors at a time: memory does not grow with ``vectors``."""
+    feature_ids, chunks = _vector_chunks(np.random.default_rng(seed), vectors,
+                                         features_per_vector, vocabulary, zipf)
+    if edge_cases:
+        feature_ids, chunks = _edge_chunks(feature_ids, chunks, seed)
+    yield from _lines(feature_ids, chunks, fmt,
+                      _progress(vectors + (9 if edge_cases else 0), progress))
+
+
+def generate_query_lines(queries, vectors, features_per_vector=50, vocabulary=100000, zipf=1.1,
+                         seed=1, fmt="json", progress=None):
+    """Yield ``queries`` query vectors over the vocabulary of the corpus that
+    :func:`generate_lines` makes with the same arguments (the same feature
+    ids), drawn as its vectors are (Poisson sizes, Zipfian ranks, log-normal
+    weights) from a generator of their own, seeded with ``[seed, 2]``: the
+    corpus is the same with or without queries.  A query shares no feature
+    with the corpus only when its draws give none (an empty query, or only
+    features no corpus vector drew).
+
+    >>> q = list(generate_query_lines(2, 3, 4, 10, seed=7))
+    >>> len(q), q[0].startswith('{"id": ')
+    (2, True)
+    """
+    rng = np.random.default_rng(seed)
+    _skip_ids(rng, vectors)                              # the corpus's vector ids
+    feature_ids = _uuid4_bytes(rng, vocabulary)
+    chunks = _vector_chunks(np.random.default_rng([seed, 2]), queries, features_per_vector,
+                            vocabulary, zipf, with_features=False)[1]
+    yield from _lines(feature_ids, chunks, fmt, _progress(queries, progress))
 
 
 def _progress(total, progress):
@@ -168,12 +326,11 @@ def _progress(total, progress):
     return tqdm(total=total, unit="vec", file=sys.stderr, desc="generating")
 
 
-def write_corpus(path, **kwargs):
-    """Write :func:`generate_lines` to ``path`` ("-" for stdout); return the count."""
+def _write(path, lines):
     out = sys.stdout if path == "-" else open(path, "w", encoding="utf-8")
     n = 0
     try:
-        for line in generate_lines(**kwargs):
+        for line in lines:
             out.write(line)
             out.write("\n")
             n += 1
@@ -181,6 +338,17 @@ def write_corpus(path, **kwargs):
         if out is not sys.stdout:
             out.close()
     return n
+
+
+def write_corpus(path, **kwargs):
+    """Write :func:`generate_lines` to ``path`` ("-" for stdout); return the count."""
+    return _write(path, generate_lines(**kwargs))
+
+
+def write_queries(path, queries, **kwargs):
+    """Write :func:`generate_query_lines` to ``path`` ("-" for stdout); return
+    the count."""
+    return _write(path, generate_query_lines(queries, **kwargs))
 
 
 def main(argv=None):
@@ -201,12 +369,24 @@ def main(argv=None):
                     help="show a progress bar (default: for 50000 vectors or more, if tqdm "
                          "is installed)")
     ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    ap.add_argument("--queries", type=int, metavar="N",
+                    help="also write N query vectors over the corpus's feature ids, drawn as "
+                         "its vectors are, to --queries-output (the corpus is unchanged)")
+    ap.add_argument("--queries-output", metavar="PATH",
+                    help="the file of the --queries vectors (\"-\" for stdout)")
     o = ap.parse_args(argv)
     if o.vectors < 0 or o.vocabulary < 1 or o.features_per_vector < 0:
         ap.error("--vectors >= 0, --vocabulary >= 1 and --features-per-vector >= 0 please")
-    write_corpus(o.output, vectors=o.vectors, features_per_vector=o.features_per_vector,
-                 vocabulary=o.vocabulary, zipf=o.zipf, seed=o.seed, fmt=o.fmt,
-                 edge_cases=o.edge_cases, progress=o.progress)
+    if (o.queries is None) != (o.queries_output is None):
+        ap.error("--queries N and --queries-output PATH go together")
+    if o.queries is not None and (o.queries < 0 or o.queries_output == o.output):
+        ap.error("--queries >= 0 please, and a --queries-output other than --output")
+    kwargs = dict(vectors=o.vectors, features_per_vector=o.features_per_vector,
+                  vocabulary=o.vocabulary, zipf=o.zipf, seed=o.seed, fmt=o.fmt,
+                  progress=o.progress)
+    write_corpus(o.output, edge_cases=o.edge_cases, **kwargs)
+    if o.queries is not None:
+        write_queries(o.queries_output, o.queries, **kwargs)
 
 
 if __name__ == "__main__":
