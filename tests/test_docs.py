@@ -21,7 +21,8 @@ on the line just before the opening fence, invisible on the site:
     tests/test_readme.py runs.
 
 A ``sh`` block with neither mark fails the test, so no new command goes
-untested by accident. A command may continue over lines ending in ``\\``;
+untested by accident. The README's task commands must be commands of the
+guide's runnable blocks. A command may continue over lines ending in ``\\``;
 ``  #`` starts a comment.
 """
 import doctest
@@ -116,6 +117,21 @@ def test_the_commands_of_the_guide_run_as_written(path, tmp_path):
                 assert parts and sum(os.path.getsize(p) for p in parts) > 0, (command, name)
             else:
                 assert out.is_file() and out.stat().st_size > 0, (command, name)
+
+
+def test_the_readme_shows_the_guides_commands():
+    """The README's task commands are commands of the guide (which run above);
+    its quick start runs in tests/test_readme.py, and any other block is marked
+    ``<!-- not run: ... -->``."""
+    guide = {c for p in GUIDE for c in runnable_commands(p)}
+    blocks = shell_blocks(os.path.join(ROOT, "README.md"))
+    quick_start, others = blocks[0], blocks[1:]
+    assert quick_start[1][0].startswith("make run"), quick_start
+    tasks = [commands for mark, commands in others if mark is None]
+    assert len(tasks) >= 5, tasks
+    for commands in tasks:
+        for command in commands:
+            assert command in guide, "README command not run by the guide: %s" % command
 
 
 def test_the_guide_promises_the_lines_it_compares():
