@@ -14,7 +14,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install engines cluster test test-fast test-purepython test-versions test-asan run bench lint clean vectors FORCE
+.PHONY: install engines cluster test test-fast test-purepython test-versions test-asan run bench docs lint clean vectors FORCE
 
 # .venv belongs to the Python it was built with: when PYTHON is another one
 # (make test PYTHON=python3.12), .venv is rebuilt rather than silently reused.
@@ -59,9 +59,9 @@ $(PY):
 
 # (the C extension and the egg-info are built in src/; an older layout had them at the top)
 $(STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_speedups.c
-	@echo "make: installing mrsparse (editable) and its test, bench, examples, spark and emr extras into $(VENV)"
+	@echo "make: installing mrsparse (editable) and its test, bench, examples, spark, emr and docs extras into $(VENV)"
 	@rm -rf _mrcodecs_speedups*.so mrsparse.egg-info
-	@$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr]'
+	@$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr,docs]'
 	@$(PY) -c 'import mrcodecs._impl as i; i.SPEEDUPS or print("\nWARNING: mrcodecs runs on its pure-Python twin: " + i.REASON + "\n")'
 	@$(PY) -c 'import mrjobs._c as c; c.C or print("\nWARNING: mrjobs runs on the numpy twins of its C kernels: " + c.REASON + "\n")'
 	@touch $@
@@ -162,6 +162,15 @@ bench: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.prune
 	tests/engines/fetch-jars.sh >/dev/null && env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.hadoop
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate --calibration mrjobs/plan/calibration.json
+
+# the documentation site (mkdocs.yml, docs/) into .cache/site, every warning an
+# error; the docs extra (mkdocs) comes with `make install`
+DOCS_DIR := .cache/site
+
+docs: install
+	@echo "make: the documentation site in $(DOCS_DIR)"
+	@$(PY) -m mkdocs build --strict --quiet --site-dir $(DOCS_DIR)
+	@echo "make: open $(DOCS_DIR)/index.html"
 
 lint: install
 	$(PY) -m pyflakes mrjobs codecs tests examples bench setup.py

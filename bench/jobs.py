@@ -466,7 +466,7 @@ def _prune_checks(rows, workloads):
             if not variant:
                 out.append(common.check(
                     "prune %s %s" % (name, label), "pruned >= %gx faster, same bytes" % limit,
-                    "not pruned: --top-k alone runs every product (1.00x; README says why)",
+                    "not pruned: --top-k alone runs every product (1.00x; docs/internals/benchmarks.md says why)",
                     False))
                 continue
             f = _row(rows, name, "blocks", p["runner"], variant=variant + " no-prune")

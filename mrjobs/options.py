@@ -153,8 +153,8 @@ def add_common_options(job):
         "--buffer-entries", type=at_least(1, MAX_BUFFER_ENTRIES), default=1000000,
         metavar="N",
         help="Entries a task buffers for in-task combining before it flushes "
-             "(bounds task memory; default 1000000, at most 2^40; README gives "
-             "measured peaks).")
+             "(bounds task memory; default 1000000, at most 2^40; the "
+             "documentation's benchmarks give measured peaks).")
     # mrjob's --num-cores takes any int: 0 means "all" to the runner but not
     # to mrjob's process pool, a negative one fails in the pool, a huge one
     # forks that many processes

@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 #: the largest --blocks: each vector crosses the shuffle --blocks times, so
 #: 10,000 blocks is a shuffle 10,000 times the input -- far past any corpus
-#: the blocks strategy suits (README, "Choosing --blocks")
+#: the blocks strategy suits (docs/reference/options.md, "Checks")
 MAX_BLOCKS = 10000
 
 #: the forms of the --max-df cut under blocks (see :func:`df_cut_form`)

@@ -18,8 +18,8 @@ weights), every partial product travels on the wire:
    orders them.
 
 Σdf²/2 partial products cross the wire, so this strategy suits corpora whose
-features are rare (or cut with ``--max-df``): see the README for where it
-beats the blocks strategy.
+features are rare (or cut with ``--max-df``): see docs/internals/benchmarks.md
+for where each strategy wins.
 
 Memory: a stripes reducer holds one posting list (at most ``--max-df``
 entries) plus ``--buffer-entries``; a sum reducer never holds all partial

@@ -1,4 +1,4 @@
-"""mrjobs.testing.run_job on a job that is not ours (the README example)."""
+"""mrjobs.testing.run_job on a job that is not ours (the example of docs/guide/testing.md)."""
 import uuid
 
 import pytest
