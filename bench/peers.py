@@ -1,6 +1,14 @@
 """The peers: sparse_dot_topn and sp_matmul_rs against the job, end to end and
 kernel against kernel.
 
+``python -m bench.peers [--quick] [--only C1,C2] [--kernel-only]``: the end
+to end table on the corpora :data:`E2E_CORPORA` names (``bench.jobs``'s;
+full: the dense 20,000-vector Zipf corpus and the 4,000-document text
+corpus; quick: their 1,000- and 400-vector versions, about a minute in all)
+and the kernel table; writes ``peers.json``.  ``make bench`` runs the end to
+end part within ``python -m bench.jobs`` (every corpus) and this module with
+``--kernel-only``.
+
 *End to end* (:func:`run_peer`, :func:`compare_outputs`; run on every corpus
 of ``python -m bench.jobs``): the peer's script (:mod:`bench.peer_scripts`:
 parse the job's JSON input, build and normalise the CSR matrix, the peer's
@@ -62,6 +70,8 @@ KERNEL_CORPUS = {"full": dict(vectors=20000, features_per_vector=50, vocabulary=
                  "quick": dict(vectors=1000, features_per_vector=50, vocabulary=20000,
                                zipf=1.1, seed=2)}
 KERNEL_BLOCKS = {"full": 4, "quick": 1}
+#: the corpora (of bench.jobs) of the end-to-end table
+E2E_CORPORA = {"full": ("dense", "text-4k"), "quick": ("dense-quick", "text-q400")}
 
 
 def installed(peer):
@@ -96,7 +106,9 @@ def run_peer(peer, corpus_path, out_path, max_df=None, passes=2, sample_interval
             "wall_s": best[0]["wall_s"], "cpu_s": min(m["cpu_s"] for m, _ in runs),
             "wall_s_all": [m["wall_s"] for m, _ in runs],
             "cpu_s_all": [m["cpu_s"] for m, _ in runs], "passes": passes,
-            "max_rss_bytes": max(m["max_rss_bytes"] for m, _ in runs),
+            # VmHWM sampled from /proc: wait4's maxrss of a child that was
+            # forked from this process counts this process's pages too
+            "max_rss_bytes": max(b for m, _ in runs for _, b in m["process_peaks"] or [(0, 0)]),
             "phases": {k: {"wall_s": v[0], "cpu_s": v[1]} for k, v in best[1].items()},
             **measure.read_output(out_path)}
 
@@ -315,21 +327,75 @@ def parse_args(argv=None):
     ap = common.arg_parser("python -m bench.peers", __doc__.split("\n\n")[0].replace("``", ""),
                            "peers.json")
     ap.add_argument("--passes", type=int, default=3, help="timings of each kernel, best kept")
+    ap.add_argument("--kernel-only", action="store_true", help="the kernel table alone")
+    ap.add_argument("--only", type=lambda s: tuple(s.split(",")),
+                    help="comma-separated corpora of bench.jobs for the end-to-end table "
+                         "(default: %s; quick: %s)" % tuple(",".join(E2E_CORPORA[m])
+                                                           for m in ("full", "quick")))
+    ap.add_argument("--peer-passes", type=int, default=2,
+                    help="runs of each peer's script per corpus, best kept")
+    ap.add_argument("--floor-passes", type=int, default=2,
+                    help="timings of each product on the parsed matrix, best kept")
+    ap.add_argument("--workdir", type=Path, help="where corpora and outputs go (default: a "
+                    "new temporary directory, removed at the end)")
+    ap.add_argument("--keep", action="store_true", help="keep the workdir's files")
     return common.parse(ap, argv)
+
+
+def end_to_end(mode, names, args, log):
+    """``(rows, corpora stats)`` of the end-to-end table: on each corpus the job
+    (blocks, top-10, bench.jobs's runner of ``mode``), the references on the
+    parsed matrix (bench.floor) and each peer's script (bench.jobs.run_peers)."""
+    import shutil
+    import tempfile
+
+    from bench import jobs
+
+    corpora = {c.name: c for c in (jobs.QUICK_CORPORA if mode == "quick"
+                                   else jobs.FULL_CORPORA)}
+    unknown = set(names) - set(corpora)
+    if unknown:
+        sys.exit("unknown corpora %s; choose from %s" % (sorted(unknown), sorted(corpora)))
+    runner = jobs.PREFERRED_RUNNER[mode]
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mrsparse-bench-peers-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    rows, stats = [], {}
+    try:
+        for name in names:
+            c = corpora[name]
+            path, spec = jobs.make_corpus(c, workdir)
+            st = stats[name] = dict(jobs.run_references(c, spec, args, workdir, log),
+                                    name=name, family=c.family, vectors=c.vectors)
+            run = (name, "blocks", runner, "")
+            job = jobs.run_job(c, path, *run[1:], args, workdir, log, keep=True)
+            jobs.add_ratios([job], stats)
+            rows += jobs.run_peers(c, path, run, [job], st, args, workdir, log)
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return rows, stats
 
 
 def main(argv=None):
     args = parse_args(argv)
     mode, log = "quick" if args.quick else "full", common.logger()
+    e2e, stats = [], {}
+    if not args.kernel_only:
+        from bench import jobs
+
+        e2e, stats = end_to_end(mode, args.only or E2E_CORPORA[mode], args, log)
+        common.print_table(e2e, jobs.PEER_TABLE, title=jobs.peer_table_title(e2e))
     gen, blocks = KERNEL_CORPUS[mode], KERNEL_BLOCKS[mode]
     ids, A = zipf_block(gen, blocks)
     log("block 0 of %d of the Zipf corpus: %d rows, %d entries" % (blocks, A.shape[0], A.nnz))
     counts, rows = kernel_rows(ids, A, TOP_K, args.passes)
     common.print_table(rows, KERNEL_TABLE, title=kernel_title(counts, gen, blocks))
     common.finish("peers", {"settings": {"quick": args.quick, "top_k": TOP_K,
-                                         "passes": args.passes, "corpus": gen,
-                                         "blocks": blocks, "block": 0, "method": __doc__},
-                            "block": counts, "kernel": rows}, args, log)
+                                         "passes": args.passes, "peer_passes": args.peer_passes,
+                                         "corpus": gen, "blocks": blocks, "block": 0,
+                                         "method": __doc__},
+                            "end_to_end": e2e, "corpora": stats, "block": counts,
+                            "kernel": rows}, args, log)
     return 0
 
 
