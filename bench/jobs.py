@@ -14,9 +14,10 @@ cosine --top-k 10 -r RUNNER --num-cores 2`` or a *variant* of it (another
 the job's input file to the job's output lines, top-10, 2 threads) runs best
 of ``--peer-passes`` and its lines are compared with the job's (the blocks
 run of the corpus at top-10, on the chart's runner if it has one).
-``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly inline.  Writes ``jobs.json``, ``jobs.png`` (time against corpus size and
-against k) and ``jobs-profile.txt``; prints the peers end to end and the
-targets with pass/fail from the run; reports, never asserts.
+``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly inline.  Writes
+``jobs.json``, ``jobs.png`` (time against corpus size and against k) and
+``jobs-profile.txt``; prints the peers end to end and the targets with
+pass/fail from the run; reports, never asserts.
 """
 import json
 import math
