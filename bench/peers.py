@@ -124,27 +124,49 @@ def read_lines(path):
     return out
 
 
+def _close(x, y, rtol):
+    return abs(x - y) <= rtol * max(abs(x), abs(y))
+
+
+def _tie_at_cut(a, b, rtol):
+    """True if two lists of ``(neighbour, score)`` differ only by neighbours
+    tied at the cut: the same scores (within ``rtol``), and every neighbour
+    that is in one list only scores the list's lowest score."""
+    sa, sb = sorted(s for _, s in a), sorted(s for _, s in b)
+    if len(sa) != len(sb) or not all(_close(x, y, rtol) for x, y in zip(sa, sb)):
+        return False
+    only = {n for n, _ in a} ^ {n for n, _ in b}
+    return all(_close(s, sa[0], rtol) for n, s in a + b if n in only)
+
+
 def compare_outputs(job_path, peer_path, rtol=RTOL):
     """The peer's lines against the job's: ``same_neighbours`` (the same
     vectors, each with the same set of neighbours), ``same_order`` (and in
     the same order), ``max_rel_diff`` of the scores of the same pairs,
-    ``scores_ok`` (it is within ``rtol``), ``lines_differing`` and the line
-    counts."""
+    ``scores_ok`` (the same neighbours and scores within ``rtol``), the line
+    counts, ``lines_differing`` and ``lines_tied_at_cut`` (lines whose
+    neighbours differ only by a tie at the k-th place: the job keeps the
+    smaller UUID, a peer whichever its heap leaves), and ``same_but_ties``
+    and ``scores_ok_but_ties`` (as above, those lines allowed)."""
     job, peer = read_lines(job_path), read_lines(peer_path)
-    differing, same_order, worst = 0, True, 0.0
+    differing, tied, same_order, worst = 0, 0, True, 0.0
     for key in job.keys() | peer.keys():
         a, b = job.get(key, []), peer.get(key, [])
         if {n for n, _ in a} != {n for n, _ in b}:
-            differing += 1
-            continue
+            if _tie_at_cut(a, b, rtol):
+                tied += 1
+            else:
+                differing += 1
         same_order &= [n for n, _ in a] == [n for n, _ in b]
         theirs = dict(b)
         for n, s in a:
-            worst = max(worst, abs(theirs[n] - s) / max(abs(s), 1e-300))
-    same = differing == 0
+            if n in theirs:
+                worst = max(worst, abs(theirs[n] - s) / max(abs(s), 1e-300))
+    same = differing == tied == 0
     return {"job_lines": len(job), "peer_lines": len(peer), "lines_differing": differing,
-            "same_neighbours": same, "same_order": same and same_order,
-            "max_rel_diff": worst, "scores_ok": same and worst <= rtol}
+            "lines_tied_at_cut": tied, "same_neighbours": same, "same_order": same and same_order,
+            "max_rel_diff": worst, "scores_ok": same and worst <= rtol,
+            "same_but_ties": differing == 0, "scores_ok_but_ties": differing == 0 and worst <= rtol}
 
 
 # -- the kernel alone ------------------------------------------------------------------

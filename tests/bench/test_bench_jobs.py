@@ -232,6 +232,7 @@ def test_peers_scripts_find_the_jobs_neighbours_on_every_corpus(quick_run):
             assert "bench.peer_scripts %s" % peer in r["command"]
             assert ("--max-df" in r["command"]) == (c.max_df is not None)
             assert r["same_neighbours_as_job"] is True and r["scores_ok"] is True
+            assert r["lines_tied_at_cut"] == r["lines_differing"] == 0
             assert r["same_neighbours_as_floor"] is True
             assert r["job_lines"] == r["peer_lines"] == run["output_lines"]
             assert r["wall_vs_job"] == pytest.approx(r["wall_s"] / job["wall_s"])

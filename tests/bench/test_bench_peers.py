@@ -64,6 +64,7 @@ def test_peer_script_finds_the_jobs_neighbours(corpora, tmp_path, peer, corpus):
     c = peers.compare_outputs(job_out, out)
     assert c["job_lines"] == c["peer_lines"] > 0
     assert c["same_neighbours"] and c["same_order"], c
+    assert c["lines_tied_at_cut"] == c["lines_differing"] == 0
     assert c["max_rel_diff"] <= 1e-9 and c["scores_ok"]
     # the job's own format: a quoted UUID, a tab, a JSON object, best first
     for line in out.read_text().splitlines():
@@ -104,6 +105,24 @@ def test_compare_outputs_tells_a_different_neighbour_and_a_far_score(tmp_path):
     other.write_text('"%s"\t{"%s": 0.5}\n' % (a, b))
     c = peers.compare_outputs(job, other)
     assert not c["same_neighbours"] and c["lines_differing"] == 1 and c["peer_lines"] == 1
+
+
+def test_compare_outputs_tells_a_tie_at_the_cut_from_another_neighbour(tmp_path):
+    a, b, c, d = ("%s" % x * 36 for x in "abcd")
+    job = tmp_path / "job"
+    # a's 2 best: b, then c and d tied at 0.25 (the job keeps c, the smaller)
+    job.write_text('"%s"\t{"%s": 0.5, "%s": 0.25}\n' % (a, b, c))
+    tied = tmp_path / "tied"
+    tied.write_text('"%s"\t{"%s": 0.5, "%s": 0.25000000000000006}\n' % (a, b, d))
+    t = peers.compare_outputs(job, tied)
+    assert (t["lines_tied_at_cut"], t["lines_differing"]) == (1, 0)
+    assert not t["same_neighbours"] and not t["scores_ok"]
+    assert t["same_but_ties"] and t["scores_ok_but_ties"]
+    other = tmp_path / "other"  # d in place of b: not a tie
+    other.write_text('"%s"\t{"%s": 0.5, "%s": 0.25}\n' % (a, d, c))
+    o = peers.compare_outputs(job, other)
+    assert (o["lines_tied_at_cut"], o["lines_differing"]) == (0, 1)
+    assert not o["same_but_ties"] and not o["scores_ok_but_ties"]
 
 
 def test_block_counts_count_both_ways():
