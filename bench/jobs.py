@@ -911,8 +911,9 @@ def main(argv=None):
                 "method": {"measure": measure.__doc__, "references": floor.__doc__,
                            "peers": peers.__doc__.split("\n\n*The kernel")[0],
                            "peer_scripts": peer_scripts.__doc__}}
-    title = ("MRSparseDotProducts --strategy blocks vs stripes vs a scipy floor and "
-             "sparse_dot_topn (--measure %s --top-k %d, %s runner, --num-cores %d; %%s)"
+    title = ("MRSparseDotProducts --strategy blocks vs stripes vs a scipy floor, "
+             "sparse_dot_topn and sp_matmul_rs (--measure %s --top-k %d, %s runner, "
+             "--num-cores %d; %%s)"
              % (MEASURE, TOP_K, prefer, NUM_CORES))
     common.finish("jobs", {"settings": settings, "corpora": corpora_stats, "results": rows,
                            "peers": peer_rows, "not_run": not_run, "consistency": consist,
