@@ -872,9 +872,10 @@ def run_peers(corpus, corpus_path, ref, rows, st, args, workdir, log):
         st["%s_e2e_wall_s" % prefix], st["%s_e2e_cpu_s" % prefix] = r["wall_s"], r["cpu_s"]
         log("%-11s %-15s script %6.2fs wall, %6.2fs CPU (product %.2fs wall); %s" % (
             corpus.name, peer, r["wall_s"], r["cpu_s"], r["product_wall_s"] or 0,
-            "no job run to compare with" if job is None else "%s neighbours as the job's, "
-            "max rel. diff %.1e" % ("the same" if r["same_neighbours_as_job"] else "OTHER",
-                                    r["max_rel_diff"])))
+            "no job run to compare with" if job is None else "%s, max rel. diff %.1e" % (
+                "the same neighbours as the job's" if r["same_neighbours_as_job"] else
+                "%d lines with other neighbours than the job's, %d tied at the k-th" % (
+                    r["lines_differing"], r["lines_tied_at_cut"]), r["max_rel_diff"])))
         out.append(r)
     if job_out is not None and not args.keep:
         job_out.unlink()
