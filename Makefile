@@ -156,9 +156,14 @@ run: $(RUN_STAMP)
 
 # (with bytecode caching on, as a user's runs have it: PYTHONDONTWRITEBYTECODE
 # would make every task process compile mrsparse's modules again)
+# (bench.jobs runs the peers' scripts end to end on every corpus; bench.peers
+# --kernel-only adds the kernel against the peers on one block; BENCH_QUICK=1
+# runs every benchmark small; python -m bench.peers --quick is the peers alone,
+# end to end and kernel, in about a minute)
 bench: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.wire
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.jobs
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.peers --kernel-only
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.prune
 	tests/engines/fetch-jars.sh >/dev/null && env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.hadoop
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate --calibration mrjobs/plan/calibration.json

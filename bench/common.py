@@ -98,7 +98,8 @@ def _version(dist):
         return None
 
 
-def machine_info(packages=("numpy", "scipy", "mrjob", "ujson", "sparse-dot-topn")):
+def machine_info(packages=("numpy", "scipy", "mrjob", "ujson", "sparse-dot-topn",
+                           "sp-matmul-rs")):
     """Facts about this machine and run to store next to the numbers: CPU, memory,
     platform, Python, package versions, date (UTC), git commit and whether the
     tree was dirty, load averages (how busy the machine was)."""

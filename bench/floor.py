@@ -1,4 +1,5 @@
-"""Single-machine references on the parsed matrix: a scipy floor and sparse_dot_topn.
+"""Single-machine references on the parsed matrix: a scipy floor and the peers
+sparse_dot_topn and sp_matmul_rs.
 
 Both run in a child process (``python -m bench.floor SPEC``) on a corpus
 already in memory (generating or reading it is not timed): rows in UUID
@@ -6,10 +7,13 @@ order, normalised over the whole vector (cosine), then the cut features
 dropped.  The floor is ``Xn @ Xn.T`` on one core, in row chunks of about
 ``CHUNK_CELLS`` cells, each densified and cut with ``numpy.partition``, then
 sorted exactly (score descending, ties by smaller UUID bytes, the vector
-itself excluded) as the job does.  The peer is
-``sparse_dot_topn.sp_matmul_topn(Xn, Xn.T, top_n=k + 1, n_threads=2)`` with
-the diagonal dropped afterwards.  Each is timed best of ``passes`` (fewer
-once ``SECONDS`` have gone by); their neighbour sets are hashed as
+itself excluded) as the job does.  The peers are
+``sparse_dot_topn.sp_matmul_topn(Xn, Xn.T, top_n=k + 1, n_threads=2)`` and
+``sp_matmul_rs.sp_matmul_topn`` with the same arguments (the product only:
+the transpose and the product timed, the diagonal dropped and each row
+sorted exactly afterwards, untimed; keys ``topn_*`` and ``rs_*``; a peer
+that is not installed is left out).  Each is timed best of ``passes``
+(fewer once ``SECONDS`` have gone by); their neighbour sets are hashed as
 ``bench.measure.read_output`` hashes the job's output.
 """
 import hashlib
@@ -68,12 +72,27 @@ def floor_top_k(Xn, XT, k, measure):
     return tuple(np.concatenate(x) for x in zip(*out)) + (products,)
 
 
-def topn_top_k(Xn, XT, k, measure, threads=TOPN_THREADS):
-    """The same lists from ``sparse_dot_topn.sp_matmul_topn`` (top ``k + 1``,
-    the diagonal dropped)."""
-    from sparse_dot_topn import sp_matmul_topn
+#: the peers timed on the parsed matrix: result key prefix -> module (each has
+#: ``sp_matmul_topn``)
+PEERS = {"topn": "sparse_dot_topn", "rs": "sp_matmul_rs"}
 
-    P = sp_matmul_topn(Xn, XT, top_n=k + 1, n_threads=threads, sort=True).tocoo()
+
+def peer_product(Xn, XT, k, threads=TOPN_THREADS, module="sparse_dot_topn"):
+    """``module.sp_matmul_topn(Xn, XT, top_n=k + 1, n_threads=threads, sort=True)``."""
+    sp_matmul_topn = importlib.import_module(module).sp_matmul_topn
+    return sp_matmul_topn(Xn, XT, top_n=k + 1, n_threads=threads, sort=True)
+
+
+def topn_top_k(Xn, XT, k, measure, threads=TOPN_THREADS, module="sparse_dot_topn"):
+    """The same lists from ``sparse_dot_topn.sp_matmul_topn`` (or ``module``'s:
+    top ``k + 1``, the diagonal dropped)."""
+    return peer_lists(peer_product(Xn, XT, k, threads, module), k, measure)
+
+
+def peer_lists(P, k, measure):
+    """A peer's product ``P`` (top ``k + 1`` a row) as grouped top-k lists,
+    the diagonal dropped."""
+    P = P.tocoo()
     off = P.row != P.col
     r, c = P.row[off].astype(np.int64), P.col[off].astype(np.int64)
     scores = np.clip(P.data[off], -1.0, 1.0) if measure == "cosine" else P.data[off]
@@ -167,15 +186,17 @@ def child(spec):
                floor_cpu_s_all=cpus, floor_passes=len(walls),
                floor_chunk_rows=max(1, CHUNK_CELLS // max(Xn.shape[0], 1)))
     out.update({"floor_" + x: y for x, y in neighbours_digest(keys, r, c, s).items()})
-    if importlib.util.find_spec("sparse_dot_topn") is None:
-        return out
-    walls, cpus, (tr, c, ts) = best_of(lambda: topn_top_k(Xn, Xn.T.tocsr(), k, measure), passes)
-    # ties at the k-th score are the peer's to break: its scores are compared, not its ids
-    same = tr.shape == r.shape and (tr == r).all() and np.allclose(ts, s, rtol=1e-12, atol=0)
-    out.update(topn_wall_s=min(walls), topn_cpu_s=min(cpus), topn_passes=len(walls),
-               topn_threads=TOPN_THREADS, topn_same_scores_as_floor=bool(same))
-    r, s = tr, ts
-    out.update({"topn_" + x: y for x, y in neighbours_digest(keys, r, c, s).items()})
+    for prefix, module in PEERS.items():
+        if importlib.util.find_spec(module) is None:
+            continue
+        walls, cpus, P = best_of(lambda: peer_product(Xn, Xn.T.tocsr(), k, module=module),
+                                 passes)
+        tr, tc, ts = peer_lists(P, k, measure)
+        # ties at the k-th score are the peer's to break: its scores are compared, not its ids
+        same = tr.shape == r.shape and (tr == r).all() and np.allclose(ts, s, rtol=1e-12, atol=0)
+        out.update({prefix + "_" + x: y for x, y in dict(
+            wall_s=min(walls), cpu_s=min(cpus), passes=len(walls), threads=TOPN_THREADS,
+            same_scores_as_floor=bool(same), **neighbours_digest(keys, tr, tc, ts)).items()})
     return out
 
 

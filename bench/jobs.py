@@ -1,5 +1,7 @@
 """Job benchmark: ``MRSparseDotProducts`` under ``--strategy blocks`` and ``stripes``
-against a 1-core scipy floor and ``sparse_dot_topn`` on 2 threads (:mod:`bench.floor`).
+against a 1-core scipy floor and the peers ``sparse_dot_topn`` and ``sp_matmul_rs``
+on 2 threads, on the parsed matrix (:mod:`bench.floor`) and end to end
+(:mod:`bench.peers`).
 
 Corpora: the examples generator's Zipf corpora (mean 50 features a vector,
 exponent 1.1, fixed seeds) in family *exact* (no cut) and *df-cut*
@@ -8,13 +10,18 @@ is ``python -m mrjobs.dot_products CORPUS [--max-df N] --strategy S --measure
 cosine --top-k 10 -r RUNNER --num-cores 2`` or a *variant* of it (another
 ``--top-k``; ``--threshold T`` with and without ``--no-prune``), measured as
 :mod:`bench.measure` says; the stripes estimate is Σdf²/2 partial products at
-24.5 bytes each.  ``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly
-inline.  Writes ``jobs.json``, ``jobs.png`` (time against corpus size and
-against k) and ``jobs-profile.txt``; prints the targets with pass/fail from
-the run; reports, never asserts.
+24.5 bytes each.  On every corpus each peer's script (:mod:`bench.peer_scripts`:
+the job's input file to the job's output lines, top-10, 2 threads) runs best
+of ``--peer-passes`` and its lines are compared with the job's (the blocks
+run of the corpus at top-10, on the chart's runner if it has one).
+``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly inline.  Writes
+``jobs.json``, ``jobs.png`` (time against corpus size and against k) and
+``jobs-profile.txt``; prints the peers end to end and the targets with
+pass/fail from the run; reports, never asserts.
 """
 import json
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -27,7 +34,7 @@ if __package__ in (None, ""):  # run as ``python bench/jobs.py``
 
 import numpy as np  # noqa: E402
 
-from bench import common, floor, measure, profiling  # noqa: E402
+from bench import common, floor, measure, peer_scripts, peers, profiling  # noqa: E402
 
 JOB_MODULE = "mrjobs.dot_products"
 MEASURE = "cosine"
@@ -189,10 +196,11 @@ def run_references(corpus, spec, args, workdir, log, top_k=TOP_K, passes=None):
     st.update(floor_max_rss_bytes=m["max_rss_bytes"], floor_process_wall_s=m["wall_s"],
               floor_max_rss_mb=m["max_rss_bytes"] / 1e6,
               stripes_estimate_gb=st["stripes_estimate_bytes"] / 1e9)
-    log("%-11s k=%-4d floor %.2fs wall, %.2fs CPU; sparse_dot_topn %s; pairs %d"
-        % (corpus.name, top_k, st["floor_wall_s"], st["floor_cpu_s"],
-           "%.2fs wall, %.2fs CPU" % (st["topn_wall_s"], st["topn_cpu_s"])
-           if "topn_wall_s" in st else "not installed", st["pairs"]))
+    log("%-11s k=%-4d floor %.2fs wall, %.2fs CPU; %s; pairs %d"
+        % (corpus.name, top_k, st["floor_wall_s"], st["floor_cpu_s"], "; ".join(
+            "%s %s" % (peer, "%.2fs wall, %.2fs CPU" % (st[p + "_wall_s"], st[p + "_cpu_s"])
+                       if p + "_wall_s" in st else "not installed")
+            for peer, (_, p) in peers.PEERS.items()), st["pairs"]))
     return st
 
 
@@ -208,10 +216,16 @@ def blocks_of(block_pairs):
     return int(round((math.sqrt(8 * block_pairs + 1) - 1) / 2)) if block_pairs else None
 
 
-def run_job(corpus, corpus_path, strategy, runner, variant, args, workdir, log):
-    tag = "%s-%s-%s%s" % (corpus.name, strategy, runner, variant and "-" + variant.replace(
-        " ", "-"))
-    tmp_dir, out_path = Path(workdir) / ("tmp-" + tag), Path(workdir) / ("out-%s.txt" % tag)
+def output_path(workdir, name, strategy, runner, variant=""):
+    """Where a job run's output goes."""
+    return Path(workdir) / ("out-%s-%s-%s%s.txt" % (name, strategy, runner, variant and "-"
+                                                      + variant.replace(" ", "-")))
+
+
+def run_job(corpus, corpus_path, strategy, runner, variant, args, workdir, log, keep=False):
+    """One job run's row; its output is removed unless ``keep`` (or ``--keep``)."""
+    out_path = output_path(workdir, corpus.name, strategy, runner, variant)
+    tmp_dir = Path(workdir) / ("tmp-" + out_path.stem[4:])
     shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir(parents=True)
     cmd = job_command(corpus_path, corpus, strategy, runner, tmp_dir, variant)
@@ -219,7 +233,7 @@ def run_job(corpus, corpus_path, strategy, runner, variant, args, workdir, log):
     by_step = measure.shuffle_bytes(tmp_dir)
     shutil.rmtree(tmp_dir, ignore_errors=True)
     output = measure.read_output(out_path)
-    if not args.keep:
+    if not (args.keep or keep):
         out_path.unlink()
     row = job_row(corpus, strategy, runner, cmd, m, by_step, output, variant)
     log("%-11s %-7s %-6s %-13s wall %7.1fs  cpu %7.1fs  shuffle %8.1f MB  task peak %6.0f MB"
@@ -298,7 +312,7 @@ def add_ratios(rows, corpora_stats):
         st = corpora_stats[r["corpus"]]
         refs = _references(st, r)
         stripes = _row(rows, r["corpus"], "stripes", r["runner"], variant=r["variant"]) or {}
-        for ref, key in (("floor", "floor_%s_s"), ("topn", "topn_%s_s"),
+        for ref, key in (("floor", "floor_%s_s"), ("topn", "topn_%s_s"), ("rs", "rs_%s_s"),
                          ("stripes", "%s_s")):
             src = stripes if ref == "stripes" else refs
             for clock in ("wall", "cpu"):
@@ -358,8 +372,9 @@ def consistency(rows, corpora_stats):
 
 
 def _vs_topn(r):
-    return "" if r.get("wall_vs_topn") is None else "; sparse_dot_topn %.2fx wall, %.2fx CPU" % (
-        r["wall_vs_topn"], r["cpu_vs_topn"])
+    """The run against each peer's product on the parsed matrix, as text."""
+    return "".join("; %s %.2fx wall, %.2fx CPU" % (peer, r["wall_vs_" + p], r["cpu_vs_" + p])
+                   for peer, (_, p) in peers.PEERS.items() if r.get("wall_vs_" + p) is not None)
 
 
 def _floor_check(rows, corpora_stats, name, limit):
@@ -485,7 +500,33 @@ def _prune_checks(rows, workloads):
     return out
 
 
-def evaluate_checks(rows, corpora_stats, workloads):
+def _peer_checks(peer_rows, workloads):
+    """The peers' scripts against the job on the dense and the text workload:
+    the same neighbours but for ties at the k-th place (which the job breaks
+    by the smaller UUID and a peer as its heap leaves), scores within
+    :data:`bench.peers.RTOL`."""
+    out = []
+    for name in dict.fromkeys((workloads["dense"], workloads["text"])):
+        rows = [r for r in peer_rows if r["corpus"] == name]
+        job = next((r for r in rows if r["kind"] == "job"), None)
+        scripts = [r for r in rows if r["kind"] == "peer"]
+        if job is None or not scripts:
+            continue
+        out.append(common.check(
+            "peers %s" % name, "each peer's script (%d threads) finds the job's neighbours "
+            "(but ties at the k-th), scores within %g" % (floor.TOPN_THREADS, peers.RTOL),
+            "job %.1f s wall, %.1f s CPU; %s" % (job["wall_s"], job["cpu_s"], "; ".join(
+                "%s %.1f s wall, %.1f s CPU (product %.2f s), %s, max rel. diff %.1e"
+                % (r["who"], r["wall_s"], r["cpu_s"], r["product_wall_s"] or 0,
+                   "same neighbours" if r["same_neighbours_as_job"] else
+                   "%d lines with other neighbours, %d tied at the k-th" % (
+                       r["lines_differing"], r["lines_tied_at_cut"]),
+                   r["max_rel_diff"]) for r in scripts)),
+            all(r.get("scores_ok_but_ties") for r in scripts)))
+    return out
+
+
+def evaluate_checks(rows, corpora_stats, workloads, peer_rows=()):
     """Every target of the run (see the module's TARGET_* constants)."""
     checks = []
     for w in dict.fromkeys(("dense", "large", "W1")):
@@ -496,6 +537,7 @@ def evaluate_checks(rows, corpora_stats, workloads):
     checks += _speed_checks(rows, corpora_stats, workloads)
     checks += _k_checks(rows, workloads)
     checks += _prune_checks(rows, workloads)
+    checks += _peer_checks(peer_rows, workloads)
     return checks
 
 
@@ -509,6 +551,8 @@ CORPUS_TABLE = [
     ("floor_passes", "passes", "{}"), ("floor_max_rss_mb", "floor RSS MB", "{:,.0f}"),
     ("topn_wall_s", "topn s", "{:.2f}"), ("topn_cpu_s", "topn CPU s", "{:.2f}"),
     ("topn_same_scores_as_floor", "topn scores=floor"),
+    ("rs_wall_s", "rs s", "{:.2f}"), ("rs_cpu_s", "rs CPU s", "{:.2f}"),
+    ("rs_same_scores_as_floor", "rs scores=floor"),
 ]
 TABLE = [
     ("corpus", "corpus"), ("strategy", "strategy"), ("runner", "runner"),
@@ -516,6 +560,7 @@ TABLE = [
     ("blocks", "B", "{:,}"), ("wall_s", "wall s", "{:,.1f}"), ("cpu_s", "CPU s", "{:,.1f}"),
     ("wall_vs_floor", "wall/floor", "{:,.2f}"), ("cpu_vs_floor", "CPU/floor", "{:,.2f}"),
     ("wall_vs_topn", "wall/topn", "{:,.2f}"), ("cpu_vs_topn", "CPU/topn", "{:,.2f}"),
+    ("wall_vs_rs", "wall/rs", "{:,.2f}"), ("cpu_vs_rs", "CPU/rs", "{:,.2f}"),
     ("wall_vs_stripes", "wall/stripes", "{:.3f}"), ("shuffle_mb", "shuffle MB", "{:,.1f}"),
     ("shuffle_vs_estimate", "shuffle/est.", "{:.4f}"),
     ("task_peak_mb", "task peak MB", "{:,.0f}"), ("tree_pss_mb", "tree PSS MB", "{:,.0f}"),
@@ -530,14 +575,44 @@ CONSISTENCY_TABLE = [
 ]
 
 
+PEER_TABLE = [
+    ("corpus", "corpus"), ("vectors", "vectors", "{:,}"), ("who", "who"),
+    ("wall_s", "wall s", "{:,.2f}"), ("cpu_s", "CPU s", "{:,.2f}"),
+    ("wall_vs_job", "wall/job", "{:.2f}"), ("cpu_vs_job", "CPU/job", "{:.2f}"),
+    ("product_wall_s", "product s", "{:,.2f}"), ("product_cpu_s", "product CPU s", "{:,.2f}"),
+    ("matrix_wall_s", "on matrix s", "{:,.2f}"), ("matrix_cpu_s", "on matrix CPU s", "{:,.2f}"),
+    ("parse_wall_s", "parse s", "{:,.2f}"), ("write_wall_s", "write s", "{:,.2f}"),
+    ("max_rss_mb", "largest process MB", "{:,.0f}"),
+    ("same_neighbours_as_job", "neighbours=job"), ("lines_tied_at_cut", "ties at k-th", "{:,}"),
+    ("lines_differing", "other lines", "{:,}"), ("same_order", "order=job"),
+    ("max_rel_diff", "max rel. diff", "{:.1e}"), ("same_neighbours_as_floor", "neighbours=floor"),
+]
+
+
+def peer_table_title(peer_rows):
+    return ("End to end: the job (blocks, top-%d) against each peer's script (%d threads: "
+            "parse the job's input, CSR, normalise, top-k product, write the job's lines; best "
+            "of %d processes; product s: the script's own timing of the product; on matrix: "
+            "the product alone as bench.floor times it, best of its passes; largest "
+            "process: its peak RSS (VmHWM, sampled); "
+            "neighbours=job: the same neighbours as the job's lines, scores within %g; ties at "
+            "k-th: lines whose neighbours differ only by a tie at the cut; order=job: also in "
+            "the same order; "
+            "load average %s on %d cores: timings are noisy)" % (
+                TOP_K, floor.TOPN_THREADS, max(r.get("passes") or 1 for r in peer_rows),
+                peers.RTOL, " ".join("%.1f" % x for x in os.getloadavg()), os.cpu_count()))
+
+
 def _run_name(r):
     return " ".join(x for x in (r["corpus"], r["strategy"], r["runner"], r["variant"]) if x)
 
 
-def print_tables(rows, corpora_stats, consist, checks, not_run):
+def print_tables(rows, corpora_stats, consist, checks, not_run, peer_rows=()):
     common.print_table(list(corpora_stats.values()), CORPUS_TABLE,
-                       title="Corpora, the scipy floor (1 core) and sparse_dot_topn (%d threads)"
-                             " (--measure %s --top-k %d)" % (floor.TOPN_THREADS, MEASURE, TOP_K))
+                       title="Corpora, the scipy floor (1 core), sparse_dot_topn (topn) and "
+                             "sp_matmul_rs (rs) on the parsed matrix (%d threads; the product "
+                             "alone) (--measure %s --top-k %d)"
+                             % (floor.TOPN_THREADS, MEASURE, TOP_K))
     common.print_table(rows, TABLE, title="MRSparseDotProducts --measure %s --top-k %d "
                        "--num-cores %d (one run each; memory sampled every %.1f s)"
                        % (MEASURE, TOP_K, NUM_CORES, SAMPLE_INTERVAL))
@@ -564,16 +639,22 @@ def print_tables(rows, corpora_stats, consist, checks, not_run):
         print("\nNOT RUN: %s %s %s (stripes estimate %s)" % (
             n["corpus"], n["strategy"], n["runner"],
             common.size_label(n["stripes_estimate_bytes"])))
+    if peer_rows:
+        common.print_table(peer_rows, PEER_TABLE, title=peer_table_title(peer_rows))
     common.print_table(consist, CONSISTENCY_TABLE, title="Consistency (PASS = equal; blocks = "
                        "the blocks run on the same corpus, inline if any; lines = the set of "
                        "output lines, scores to the last bit)")
     common.print_checks(checks)
 
 
-COLORS = {"blocks": "#d62728", "stripes": "#1f77b4", "floor": "#2ca02c", "topn": "#9467bd"}
+COLORS = {"blocks": "#d62728", "stripes": "#1f77b4", "floor": "#2ca02c", "topn": "#9467bd",
+          "rs": "#ff7f0e", "topn_e2e": "#c5b0d5", "rs_e2e": "#ffbb78"}
 LABELS = {"blocks": "--strategy blocks", "stripes": "--strategy stripes",
-          "floor": "scipy floor (1 core)", "topn": "sparse_dot_topn (%d threads)"
-          % floor.TOPN_THREADS}
+          "floor": "scipy floor (1 core)",
+          "topn": "sparse_dot_topn (%d threads), product" % floor.TOPN_THREADS,
+          "rs": "sp_matmul_rs (%d threads), product" % floor.TOPN_THREADS,
+          "topn_e2e": "sparse_dot_topn script, end to end",
+          "rs_e2e": "sp_matmul_rs script, end to end"}
 FAMILY_STYLE = {"exact": ("o", "-"), "df-cut": ("s", "--"), "text": ("^", ":"),
                 "tf-idf": ("D", "-.")}
 
@@ -593,7 +674,7 @@ def _value(rows, corpora_stats, name, what, key, prefer):
 
 def _scaling_panels(axes, rows, corpora_stats, prefer):
     ax_wall, ax_cpu, ax_bytes, ax_mem = axes
-    refs = ("floor", "topn") + STRATEGIES
+    refs = ("floor", "topn", "rs", "topn_e2e", "rs_e2e") + STRATEGIES
     panels = ((ax_wall, refs, "wall_s"), (ax_cpu, refs, "cpu_s"),
               (ax_bytes, STRATEGIES, "shuffle_bytes"), (ax_mem, STRATEGIES, "task_peak_rss_bytes"))
     for fam in dict.fromkeys(st["family"] for st in corpora_stats.values()):
@@ -624,7 +705,7 @@ def _k_panel(ax, rows, corpora_stats, name):
     job = [(k, (_row(rows, name, "blocks", runner, variant=v) or {}).get("wall_s"))
            for v, k in K_VARIANTS.items()]
     common.plot_series(ax, job, color=COLORS["blocks"], marker="o")
-    for what in ("floor", "topn"):
+    for what in ("floor", "topn", "rs"):
         common.plot_series(ax, [(k, r.get(what + "_wall_s")) for k, r in refs.items()],
                            color=COLORS[what], marker="o")
     common.log_axes(ax, "k (--top-k, log)", "wall time, s (log)", "time against k on %s "
@@ -683,6 +764,9 @@ def parse_args(argv=None):
                     help="timings of each reference per corpus, best kept (fewer once "
                          "they have taken %g s)" % floor.SECONDS)
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile runs")
+    ap.add_argument("--peer-passes", type=int, default=2,
+                    help="runs of each peer's script per corpus, best kept")
+    ap.add_argument("--no-peers", action="store_true", help="skip the peers' scripts")
     return common.parse(ap, argv)
 
 
@@ -717,16 +801,85 @@ def measure_all(mode, corpora, runs, args, workdir, log):
         # the references at the other k of the runs, one pass each
         st = run_references(corpora[k_name], specs[k_name], args, workdir, log, k, passes=1)
         corpora_stats[k_name].setdefault("k_refs", {})[str(k)] = {
-            key: v for key, v in st.items() if key.startswith(("floor_", "topn_"))}
-    for name, strategy, runner, variant in runs:
+            key: v for key, v in st.items() if key.startswith(("floor_", "topn_", "rs_"))}
+    refs = {} if args.no_peers else peer_reference_runs(runs, PREFERRED_RUNNER[mode])
+    for run in runs:
+        name, strategy, runner, variant = run
         rows.append(run_job(corpora[name], paths[name], strategy, runner, variant, args,
-                            workdir, log))
+                            workdir, log, keep=refs.get(name) == run))
     add_ratios(rows, corpora_stats)
+    peer_rows = []
+    for name in () if args.no_peers else corpora:
+        peer_rows += run_peers(corpora[name], paths[name], refs.get(name), rows,
+                               corpora_stats[name], args, workdir, log)
     for strategy, name in () if args.no_profile else PROFILES[mode]:
         if name in corpora:
             profiles.append(profile_run(corpora[name], paths[name], strategy, args, workdir,
                                         corpora_stats, log))
-    return corpora_stats, rows, profiles
+    return corpora_stats, rows, profiles, peer_rows
+
+
+def peer_reference_runs(runs, prefer):
+    """``{corpus: run}``: the job run each peer's lines are compared with, the
+    corpus's blocks run at top-10 (on ``prefer`` if there is one)."""
+    ref = {}
+    for run in runs:
+        name, strategy, runner, variant = run
+        if strategy == "blocks" and not variant and (
+                name not in ref or runner == prefer and ref[name][2] != prefer):
+            ref[name] = run
+    return ref
+
+
+def run_peers(corpus, corpus_path, ref, rows, st, args, workdir, log):
+    """The rows of the end-to-end table for one corpus: the job's reference run
+    (if the plan has one) and each installed peer's script, compared with
+    it and with the floor; each peer's times also go into ``st`` (the
+    corpus's stats: ``topn_e2e_wall_s``, ...) for the chart."""
+    out, job, job_out = [], None, None
+    base = {"corpus": corpus.name, "family": corpus.family, "vectors": corpus.vectors}
+    if ref is not None:
+        job = _row(rows, corpus.name, ref[1], ref[2], variant=ref[3])
+        job_out = output_path(workdir, *ref)
+        out.append(dict(base, kind="job", who="job (blocks, %s)" % ref[2],
+                        command=job["command"], wall_s=job["wall_s"], cpu_s=job["cpu_s"],
+                        wall_vs_job=1.0, cpu_vs_job=1.0,
+                        max_rss_mb=job["largest_process"]["peak_rss_bytes"] / 1e6,
+                        same_neighbours_as_floor=job["neighbours_sha256"]
+                        == st["floor_neighbours_sha256"]))
+    for peer, (_, prefix) in peers.PEERS.items():
+        if not peers.installed(peer):
+            log("%-11s %s is not installed: not run" % (corpus.name, peer))
+            continue
+        peer_out = Path(workdir) / ("out-%s-%s.txt" % (corpus.name, peer))
+        r = peers.run_peer(peer, corpus_path, peer_out, corpus.max_df, args.peer_passes,
+                           SAMPLE_INTERVAL)
+        ph = r.pop("phases")
+        r.update(base, kind="peer", who=peer, max_rss_mb=r["max_rss_bytes"] / 1e6,
+                 matrix_wall_s=st.get(prefix + "_wall_s"),
+                 matrix_cpu_s=st.get(prefix + "_cpu_s"),
+                 **{"%s_%s" % (k, c): ph.get(k, {}).get(c) for k in ("parse", "product",
+                                                                      "write")
+                    for c in ("wall_s", "cpu_s")},
+                 phases=ph, same_neighbours_as_floor=r["neighbours_sha256"]
+                 == st["floor_neighbours_sha256"])
+        if job is not None:
+            c = peers.compare_outputs(job_out, peer_out)
+            r.update(c, same_neighbours_as_job=c["same_neighbours"],
+                     wall_vs_job=r["wall_s"] / job["wall_s"], cpu_vs_job=r["cpu_s"] / job["cpu_s"])
+        if not args.keep:
+            peer_out.unlink()
+        st["%s_e2e_wall_s" % prefix], st["%s_e2e_cpu_s" % prefix] = r["wall_s"], r["cpu_s"]
+        log("%-11s %-15s script %6.2fs wall, %6.2fs CPU (product %.2fs wall); %s" % (
+            corpus.name, peer, r["wall_s"], r["cpu_s"], r["product_wall_s"] or 0,
+            "no job run to compare with" if job is None else "%s, max rel. diff %.1e" % (
+                "the same neighbours as the job's" if r["same_neighbours_as_job"] else
+                "%d lines with other neighbours than the job's, %d tied at the k-th" % (
+                    r["lines_differing"], r["lines_tied_at_cut"]), r["max_rel_diff"])))
+        out.append(r)
+    if job_out is not None and not args.keep:
+        job_out.unlink()
+    return out
 
 
 def main(argv=None):
@@ -738,28 +891,34 @@ def main(argv=None):
     log("workdir %s; %d corpora, %d job runs, --measure %s --top-k %d --num-cores %d"
         % (workdir, len(corpora), len(runs), MEASURE, TOP_K, NUM_CORES))
     try:
-        corpora_stats, rows, profiles = measure_all(mode, corpora, runs, args, workdir, log)
+        corpora_stats, rows, profiles, peer_rows = measure_all(mode, corpora, runs, args,
+                                                               workdir, log)
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    checks, consist = evaluate_checks(rows, corpora_stats, workloads), consistency(
+    checks, consist = evaluate_checks(rows, corpora_stats, workloads, peer_rows), consistency(
         rows, corpora_stats)
     not_run = [{"corpus": c, "strategy": s, "runner": r,
                 "stripes_estimate_bytes": corpora_stats[c]["stripes_estimate_bytes"]}
                for c, s, r in NOT_RUN if c in corpora and not args.quick]
-    print_tables(rows, corpora_stats, consist, checks, not_run)
+    print_tables(rows, corpora_stats, consist, checks, not_run, peer_rows)
     if profiles:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
         (Path(args.out) / "jobs-profile.txt").write_text(profiling.profile_text(profiles))
     settings = {"quick": args.quick, "measure": MEASURE, "top_k": TOP_K, "num_cores": NUM_CORES,
                 "floor_passes": args.floor_passes, "sample_interval_s": SAMPLE_INTERVAL,
                 "job": JOB_MODULE, "runs": [list(r) for r in runs], "workloads": workloads,
-                "topn_threads": floor.TOPN_THREADS,
-                "method": {"measure": measure.__doc__, "references": floor.__doc__}}
-    title = ("MRSparseDotProducts --strategy blocks vs stripes vs a scipy floor and "
-             "sparse_dot_topn (--measure %s --top-k %d, %s runner, --num-cores %d; %%s)"
+                "topn_threads": floor.TOPN_THREADS, "peer_passes": args.peer_passes,
+                "method": {"measure": measure.__doc__, "references": floor.__doc__,
+                           "peers": peers.__doc__.split("\n\n*The kernel")[0],
+                           "peer_scripts": peer_scripts.__doc__}}
+    title = ("MRSparseDotProducts --strategy blocks vs stripes vs a scipy floor, "
+             "sparse_dot_topn and sp_matmul_rs (--measure %s --top-k %d, %s runner, "
+             "--num-cores %d; %%s)"
              % (MEASURE, TOP_K, prefer, NUM_CORES))
     common.finish("jobs", {"settings": settings, "corpora": corpora_stats, "results": rows,
-                           "not_run": not_run, "consistency": consist, "checks": checks,
+                           "peers": peer_rows, "not_run": not_run, "consistency": consist,
+                           "checks": checks,
                            "profiles": profiles}, args, log, rows and (lambda date: draw_chart(
                                rows, corpora_stats, args.out, title % date, prefer,
                                workloads[K_WORKLOAD])))

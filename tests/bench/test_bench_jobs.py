@@ -18,7 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 if str(REPO_ROOT) not in sys.path:  # ``bench`` is a folder of the repo, not installed
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import common, floor, jobs, measure, profiling, textcorpus  # noqa: E402
+from bench import common, floor, jobs, measure, peers, profiling, textcorpus  # noqa: E402
 from tests.bench_helpers import quick_run_fixture  # noqa: E402
 
 ROW_FIELDS = {
@@ -30,7 +30,7 @@ ROW_FIELDS = {
     "tree_pss_peak_bytes", "memory_samples", "shuffle_bytes", "shuffle_bytes_by_step",
     "output_lines", "output_pairs", "output_bytes", "output_sha256", "lines_sha256",
     "neighbours_sha256", "score_sum", "work", "counters", "wall_vs_floor", "cpu_vs_floor",
-    "wall_vs_topn", "cpu_vs_topn",
+    "wall_vs_topn", "cpu_vs_topn", "wall_vs_rs", "cpu_vs_rs",
     "wall_vs_stripes", "cpu_vs_stripes", "shuffle_vs_estimate", "shuffle_mb",
     "task_peak_mb", "max_rss_mb", "tree_pss_mb",
 }
@@ -203,15 +203,45 @@ def test_corpora_stats_and_the_floor(quick_run):
             st["sum_df2"] / 2 * floor.BYTES_PER_PARTIAL_PRODUCT)
         n = st["vectors"]
         assert st["pairs"] <= n * (n - 1) // 2
-        # sparse_dot_topn (2 threads) finds the floor's neighbours
-        assert st["topn_wall_s"] > 0 and st["topn_threads"] == floor.TOPN_THREADS
-        assert st["topn_same_scores_as_floor"] is True
-        assert st["topn_score_sum"] == pytest.approx(st["floor_score_sum"], rel=1e-12)
+        # sparse_dot_topn and sp_matmul_rs (2 threads) find the floor's neighbours
+        for p in ("topn", "rs"):
+            assert st[p + "_wall_s"] > 0 and st[p + "_threads"] == floor.TOPN_THREADS
+            assert st[p + "_same_scores_as_floor"] is True
+            assert st[p + "_score_sum"] == pytest.approx(st["floor_score_sum"], rel=1e-12)
+            assert st[p + "_e2e_wall_s"] > 0 and st[p + "_e2e_cpu_s"] > 0
         if spec.max_df is None:
             assert st["features_dropped"] == 0 and st["kept_nnz"] == st["nnz"]
             assert st["partial_products"] >= st["pairs"]
         else:
             assert st["kept_nnz"] < st["nnz"] and st["features_dropped"] > 0
+
+
+def test_peers_scripts_find_the_jobs_neighbours_on_every_corpus(quick_run):
+    missing = [p for p in peers.PEERS if not peers.installed(p)]
+    if missing:
+        pytest.skip("not installed: %s (pip install -e '.[bench]' installs them)"
+                    % ", ".join(missing))
+    _, result, stdout = quick_run.get()
+    rows = {(r["corpus"], r["who"]): r for r in result["peers"]}
+    refs = jobs.peer_reference_runs(jobs.QUICK_RUNS, jobs.PREFERRED_RUNNER["quick"])
+    assert set(refs) == {c.name for c in jobs.QUICK_CORPORA}
+    for c in jobs.QUICK_CORPORA:
+        job = rows[c.name, "job (blocks, %s)" % refs[c.name][2]]
+        run = _rows(result)[refs[c.name]]
+        assert (job["wall_s"], job["cpu_s"]) == (run["wall_s"], run["cpu_s"])
+        assert job["same_neighbours_as_floor"] is True
+        for peer in peers.PEERS:
+            r = rows[c.name, peer]
+            assert r["kind"] == "peer" and r["passes"] == 2 == len(r["wall_s_all"])
+            assert "bench.peer_scripts %s" % peer in r["command"]
+            assert ("--max-df" in r["command"]) == (c.max_df is not None)
+            assert r["same_neighbours_as_job"] is True and r["scores_ok"] is True
+            assert r["lines_tied_at_cut"] == r["lines_differing"] == 0
+            assert r["same_neighbours_as_floor"] is True
+            assert r["job_lines"] == r["peer_lines"] == run["output_lines"]
+            assert r["wall_vs_job"] == pytest.approx(r["wall_s"] / job["wall_s"])
+            assert 0 < r["product_wall_s"] <= r["wall_s"]
+    assert "End to end: the job (blocks, top-10) against each peer's script" in stdout
 
 
 def test_task_memory_is_sampled_per_task(quick_run):
@@ -243,7 +273,8 @@ def test_quick_run_reports_each_target(quick_run):
                    "memory", "stripes %s inline" % w["W1"], "wall %s local" % w["small"],
                    "CPU %s local" % w["tiny"], "text %s inline" % w["text"],
                    "top-k %s k=100" % w["dense"], "prune %s t0.5" % w["prune"],
-                   "prune %s top-k %d" % (w["prune"], jobs.TOP_K)]
+                   "prune %s top-k %d" % (w["prune"], jobs.TOP_K), "peers %s" % w["dense"],
+                   "peers %s" % w["text"]]
     for c in result["checks"]:
         assert c["measured"] and isinstance(c["pass"], bool)
         assert re.search(r"^%s\s+%s\s" % (re.escape(c["id"]), common.pass_fail(c["pass"])),
