@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
 from mrjobs import measures
+from mrjobs.measures import measure as measure_entry
 from mrjobs.measures import (MEASURES, REGISTRY, get, has_stats, help_text,
                              log_likelihood_ratio, prepare, prepare_rows, score, valid)
 
@@ -195,8 +196,8 @@ def test_registry():
         assert get(name) is REGISTRY[name]
         assert line.isascii() and "%" not in line  # argparse help
     for m in REGISTRY.values():
-        assert hasattr(measures._Rows, m.weights)
-        assert m.stat is None or hasattr(measures._Rows, m.stat)
+        assert hasattr(measure_entry._Rows, m.weights)
+        assert m.stat is None or hasattr(measure_entry._Rows, m.stat)
         assert has_stats(m.name) == (m.stat is not None)
     with pytest.raises(ValueError, match="unknown measure 'cosin'.*cosine"):
         get("cosin")

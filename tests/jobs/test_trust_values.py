@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mrjobs import plan as P
+from mrjobs.plan import cli as plan_command_line
 from mrjobs.counters import FLOAT32_ZERO_WEIGHT, INPUT, run_report
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.strategies.sizing import MAX_BLOCKS
@@ -198,8 +199,9 @@ def test_plan_vectors_huge_nan_inf_are_usage_errors(small):
 
 def test_plan_blocks_never_beyond_the_jobs_limit(small):
     """--vectors 1e12 proposed 7,459,511 blocks, which the job refuses."""
-    e = P.plan(P._parser().parse_args([small, "--vectors", "1e12", "--reducer-memory", "1",
-                                       "--reducers", "50", "--calibration", os.devnull]))
+    ap = plan_command_line._parser()
+    e = P.plan(ap.parse_args([small, "--vectors", "1e12", "--reducer-memory", "1",
+                              "--reducers", "50", "--calibration", os.devnull]))
     assert e["blocks"] == MAX_BLOCKS and e["blocks_over_limit"] > MAX_BLOCKS
     assert e["suggested_blocks"] <= MAX_BLOCKS
     p = plan_cli(small, "--vectors", "1e12")

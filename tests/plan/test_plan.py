@@ -11,6 +11,7 @@ import pytest
 
 from mrjobs.generate import write_corpus
 from mrjobs import plan as P
+from mrjobs.plan import cli as plan_cli, sample as plan_sample
 
 TOL = 0.25
 
@@ -22,7 +23,7 @@ def corpus(path, n, fpv=20, vocab=4000, seed=5):
 
 
 def options(*argv):
-    return P._parser().parse_args(list(argv) + ["--calibration", os.devnull])
+    return plan_cli._parser().parse_args(list(argv) + ["--calibration", os.devnull])
 
 
 def plan_and_run(args, runner="inline"):
@@ -184,7 +185,7 @@ def test_sample_is_deterministic_spread_and_whole_when_small(tmp_path):
 
 
 def test_offsets_follow_file_sizes():
-    offs = P._offsets([1000, 3000, 0], 8)
+    offs = plan_sample._offsets([1000, 3000, 0], 8)
     assert [len(o) for o in offs] == [2, 6, 0]
     assert offs[0] == [250, 750]
 

@@ -9,7 +9,7 @@ import pytest
 from mrjobs.strategies.scheme import block_of
 from mrjobs.strategies.sizing import SMALL_ENTRIES, estimate_blocks
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.pairs.kernel import _chunk_ends
+from mrjobs.pairs.chunks import chunk_ends
 from tests import jobs_helpers
 from tests.jobs_helpers import as_dict, assert_scores_close, corpus, oracle, top_k
 
@@ -113,12 +113,12 @@ def test_duplicate_vector_lines_are_merged_before_any_statistic():
 
 def test_chunk_ends_bound_the_products():
     bound = np.array([3, 3, 3, 10, 1, 1, 1])
-    ends = _chunk_ends(bound, 6)
+    ends = chunk_ends(bound, 6)
     assert ends == [2, 3, 4, 7]
     starts = [0] + ends[:-1]
     for s, e in zip(starts, ends):
         assert bound[s:e].sum() <= 6 or e - s == 1
-    assert _chunk_ends(bound, 100, max_rows=3) == [3, 6, 7]
+    assert chunk_ends(bound, 100, max_rows=3) == [3, 6, 7]
 
 
 def test_block_assignment_is_stable_and_spread():
@@ -137,7 +137,7 @@ def test_estimate_blocks():
 
 
 def test_dense_and_sparse_selection_agree_with_ties():
-    from mrjobs.pairs.kernel import _best, _dense_best
+    from mrjobs.pairs.chunks import _best, _dense_best
     rng = np.random.default_rng(4)
     for density in (0.05, 0.6, 1.0):
         n_g, n_o = 40, 50

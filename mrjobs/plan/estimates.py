@@ -1,0 +1,281 @@
+"""The plan's estimates from a sample: features and the df-cut, products,
+pairs and neighbours, the block count, memory and time (see
+:mod:`mrjobs.plan`, "Estimators")."""
+import logging
+
+import numpy as np
+
+from mrjobs.measures import get as get_measure, prepare_rows, score
+from mrjobs.plan.sample import PlanError
+from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
+from mrjobs.runtime.paths import first_line, local_size
+from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
+                                      bytes_per_entry, cores, default_blocks, df_cut_form,
+                                      estimate_blocks, pair_memory_bytes, reducers)
+
+__all__ = ["POSTING_ENTRY_BYTES", "MAX_TASKS", "estimate", "job_args"]
+
+#: bytes of a decoded entry held by a stripes reducer (posting list: id, weight, stat)
+POSTING_ENTRY_BYTES = 40
+#: the largest --reducers and --num-cores (the job's default block count
+#: grows with the cores of the local runner)
+MAX_TASKS = 1_000_000
+
+
+# -- estimates -----------------------------------------------------------------
+
+class _Family:
+    """One family's sample, scaled to ``N`` vectors, with prepared weights."""
+
+    def __init__(self, sample, n_target, measure):
+        self.s = sample
+        self.N = float(n_target) if n_target else sample.vectors()
+        self.scale = self.N / sample.n
+        self.prepared, self.stats = prepare_rows(measure, sample.weights, sample.lengths)
+        self.row = np.repeat(np.arange(sample.n), sample.lengths)
+
+
+def _features(fams, max_df):
+    """Per family: the sample's df of each feature (one shared index), and
+    which features the df-cut keeps (estimated corpus df <= ``max_df``)."""
+    uniq, inv = np.unique(np.concatenate([f.s.feats for f in fams]), return_inverse=True)
+    bounds = np.cumsum([0] + [f.s.feats.shape[0] for f in fams])
+    for f, a, b in zip(fams, bounds[:-1], bounds[1:]):
+        f.col = inv[a:b]
+        f.df = np.bincount(f.col, minlength=uniq.shape[0])
+    df_hat = sum(f.df * f.scale for f in fams)
+    kept = np.ones(uniq.shape[0], bool) if max_df is None else df_hat <= max_df
+    for f in fams:
+        f.kept = kept[f.col]
+        f.kept_len = np.bincount(f.row[f.kept], minlength=f.s.n)
+    return uniq.shape[0], df_hat, kept
+
+
+def _products(fams, kept, include_self):
+    """Σ_f df_f(df_f-1)/2 over the kept features (the unbiased U-statistic;
+    under --queries Σ_f dq_f·dc_f)."""
+    if len(fams) == 2:
+        c, q = fams
+        return float((q.df[kept] * c.df[kept]).sum()) * q.scale * c.scale
+    f = fams[0]
+    d = f.df[kept].astype(np.float64)
+    n, N = f.s.n, f.N
+    u = (d * (d - 1) / 2).sum() * (N * (N - 1) / (n * (n - 1)) if n > 1 else 0.0)
+    return float(u + (d.sum() * f.scale if include_self else 0.0))
+
+
+def _subsample(f, m, n_cols):
+    """CSR matrices (prepared weights and ones) over the kept features of an
+    evenly spaced sub-sample of at most ``m`` vectors, and its rows' indices."""
+    import scipy.sparse as sp
+    idx = np.unique(np.linspace(0, f.s.n - 1, min(m, f.s.n)).astype(np.int64))
+    pick = np.isin(f.row, idx) & f.kept
+    rows = np.searchsorted(idx, f.row[pick])
+    X = sp.csr_matrix((f.prepared[pick], (rows, f.col[pick])), shape=(idx.shape[0], n_cols))
+    Xb = sp.csr_matrix((np.ones(rows.shape[0]), (rows, f.col[pick])),
+                       shape=(idx.shape[0], n_cols))
+    return idx, X, Xb
+
+
+def _pairs(fams, n_cols, o):
+    """Pairs sharing a kept feature and each row vector's neighbours, from a
+    sub-sample, scaled to the whole.
+
+    Returns a dict: ``pairs`` (sharing a kept feature), ``kept_pairs`` (with a
+    finite score >= --threshold), ``deg``, ``deg_up``, ``deg_down`` (scaled
+    neighbour counts of the sub-sample's row vectors, as arrays), ``shared``
+    (kept feature counts of the sub-sample's pairs, for the stripes' combining)
+    and ``pair_scale``.
+    """
+    rows_f = fams[-1]  # the queries under --queries, else the corpus
+    ir, Xr, Br = _subsample(rows_f, o.pair_sample, n_cols)
+    if len(fams) == 2:
+        ic, Xc, Bc = _subsample(fams[0], o.pair_sample, n_cols)
+        pair_scale = rows_f.N * fams[0].N / (ir.shape[0] * ic.shape[0])
+        deg_scale = fams[0].N / ic.shape[0]
+    else:
+        ic, Xc, Bc = ir, Xr, Br
+        m = ir.shape[0]
+        pair_scale = rows_f.N * (rows_f.N - 1) / (m * (m - 1)) if m > 1 else 0.0
+        deg_scale = (rows_f.N - 1) / (m - 1) if m > 1 else 0.0
+    C = (Br @ Bc.T).toarray()
+    D = (Xr @ Xc.T).toarray()
+    share = C > 0
+    if len(fams) == 1:
+        share &= ~np.eye(share.shape[0], dtype=bool)
+    r, c = np.nonzero(share)
+    st_r = None if rows_f.stats is None else rows_f.stats[ir][r]
+    st_c = None if fams[0].stats is None else fams[0].stats[ic][c]
+    with np.errstate(all="ignore"):
+        try:
+            sc = score(o.measure, D[r, c], st_r, st_c, n_features=o.num_features)
+        except ValueError as err:
+            raise PlanError("--measure %s: %s" % (o.measure, err)) from None
+    ok = np.isfinite(sc)
+    if o.threshold is not None:
+        ok &= sc >= o.threshold
+    keep = np.zeros_like(share)
+    keep[r[ok], c[ok]] = True
+    deg = keep.sum(axis=1) * deg_scale
+    out = {"pair_scale": pair_scale, "deg": deg}
+    if len(fams) == 1:
+        rank = np.argsort(np.argsort(rows_f.s.docs[ir], kind="stable"))
+        up = rank[None, :] > rank[:, None]
+        out["deg_up"] = (keep & up).sum(axis=1) * deg_scale
+        out["deg_down"] = deg - out["deg_up"]
+        out["rank"] = (rank + 0.5) / rank.shape[0]
+        upper = np.triu(share, 1)
+        out["pairs"] = upper.sum() * pair_scale
+        out["kept_pairs"] = np.triu(keep, 1).sum() * pair_scale
+        out["shared"] = C[upper]
+    else:
+        out["pairs"] = share.sum() * pair_scale
+        out["kept_pairs"] = keep.sum() * pair_scale
+        out["shared"] = C[share]
+    return out
+
+
+# -- blocks, memory, time ----------------------------------------------------------
+
+def job_args(o, inputs=None):
+    """The dot-products job's command line for the plan's options."""
+    args = list(inputs if inputs is not None else o.inputs)
+    for flag, value in (("--queries", o.queries), ("--strategy", o.strategy),
+                        ("--blocks", o.blocks), ("--buffer-entries", o.buffer_entries),
+                        ("--max-df", o.max_df), ("--top-k", o.top_k),
+                        ("--threshold", o.threshold), ("--measure", o.measure),
+                        ("--num-features", o.num_features), ("--input-format", o.input_format),
+                        ("-r", o.runner), ("--num-cores", o.num_cores)):
+        if value is not None:
+            args += [flag, str(value)]
+    for flag, on in (("--float32", o.float32), ("--include-self", o.include_self)):
+        if on:
+            args.append(flag)
+    return args
+
+
+def _job_blocks(o, input_bytes):
+    """The block count the job would choose: ``--blocks``, else the job's own
+    default for this input (or, with --vectors, for an input of
+    ``input_bytes``, by the same rule); and the default's rule before the
+    job's limit of :data:`~mrjobs.strategies.sizing.MAX_BLOCKS` (None when
+    within it)."""
+    if o.blocks is not None:
+        return o.blocks, None
+    if o.vectors is None:
+        paths = (list(o.inputs) or ["-"]) + ([o.queries] if o.queries else [])
+        logging.getLogger("mrjobs.strategies.sizing").disabled = True
+        try:
+            bpe = bytes_per_entry(o.input_format, first_line(o.inputs or ["-"]))
+            b = default_blocks(local_size(paths), o.runner, o.num_cores, input_bytes_per_entry=bpe)
+        finally:
+            logging.getLogger("mrjobs.strategies.sizing").disabled = False
+    else:
+        b = estimate_blocks(int(input_bytes) // INPUT_BYTES_PER_ENTRY, reducers(o.runner, o.num_cores))
+    return (b, None) if b <= MAX_BLOCKS else (MAX_BLOCKS, b)
+
+
+def _suggest_blocks(entries, o, R):
+    """The smallest B with at least 4 block pairs a reduce task (one block for
+    a small input, as the job's default), blocks of at most
+    DEFAULT_BLOCK_ENTRIES and a pair reducer within --reducer-memory."""
+    top = MAX_BLOCKS
+    b = min(estimate_blocks(entries, min(R, MAX_TASKS), DEFAULT_BLOCK_ENTRIES), top)
+    if o.reducer_memory:
+        limit = o.reducer_memory * 2 ** 20
+        while pair_memory_bytes(entries, b, o.buffer_entries) > limit and b < top:
+            b = min(max(b + 1, int(b * 1.1)), top)
+    return b
+
+
+def _seconds(steps, e, R, cal):
+    """Estimated wall seconds: per step c0 + c_bytes * bytes / slots, plus
+    c_pairs * (products computed) / slots on the block pairs (constants per
+    slot, a slot as fast as one core of the calibrating machine)."""
+    if not cal:
+        return None
+    c = cal["constants"]
+    total = 0.0
+    for s in steps:
+        work, slots = c["c_bytes"] * s["bytes"], R
+        if s["step"] == "pairs":
+            work += c["c_pairs"] * e["products_computed"]
+            slots = min(R, e["block_pairs"])
+        total += c["c0"] + work / max(slots, 1)
+    return total
+
+
+def _reducers(o):
+    """Reduce tasks a step: --reducers, else what mrjob's local and inline
+    runners start (they split each step's input in about two per core)."""
+    if o.reducers:
+        return o.reducers
+    if o.runner in (None, "inline", "local"):
+        return 2 * cores(o.num_cores)
+    return 1
+
+
+def _products_computed(e, o):
+    """Entries of the block pairs' sparse products (the job's counter
+    ``products computed``): every pair sharing a kept feature, once (a
+    diagonal pair computes only its upper triangle), and under
+    ``--include-self`` each vector with itself."""
+    p, f = e["pairs"], e["fams"][-1]
+    if len(e["fams"]) == 2 or not o.include_self:
+        return p["pairs"]
+    return p["pairs"] + (f.kept_len > 0).sum() * f.scale
+
+
+def estimate(corpus, queries, o, calibration=None):
+    """The plan: a dict of estimates for the options ``o`` (see :func:`main`)."""
+    fams = [_Family(corpus, o.vectors, o.measure)]
+    if queries is not None:
+        fams.append(_Family(queries, None, o.measure))
+    n_feat, df_hat, kept = _features(fams, o.max_df)
+    if get_measure(o.measure).needs_n_features and o.num_features < n_feat:
+        raise PlanError("--num-features %d is fewer than the %d distinct features of the "
+                        "sample: it must count the distinct features of the whole corpus "
+                        "(the line count of the inverted index job's output)"
+                        % (o.num_features, n_feat))
+    e = {"fams": fams, "features_seen": n_feat, "features_cut": int((~kept).sum()),
+         "df_hat": df_hat,
+         "products": _products(fams, kept, o.include_self)}
+    e["pairs"] = _pairs(fams, n_feat, o)
+    e["kept_entries"] = sum(f.kept_len.sum() * f.scale for f in fams)
+    e["input_bytes"] = sum(f.s.total_bytes * f.N / f.s.vectors() for f in fams)
+    e["max_df_kept"] = float(df_hat[kept].max()) if kept.any() else 0.0
+    R = _reducers(o)
+    e["reducers"] = R
+    if o.strategy == "blocks":
+        B, e["blocks_over_limit"] = _job_blocks(o, e["input_bytes"])
+        e["blocks"] = B
+        e["block_pairs"] = B * B if queries is not None else B * (B + 1) // 2
+        # --max-df: the form the job would choose for this runner and B
+        e["df_cut_form"] = (None if o.max_df is None
+                            else df_cut_form(o.runner, B, queries is not None))
+        # a pair decodes its blocks whole: in the counts form it applies the
+        # cut itself, in the join form its blocks hold the kept entries
+        entries = (e["kept_entries"] if e["df_cut_form"] == "join" else
+                   sum(f.s.lengths.sum() * f.scale for f in fams)) / (
+            2 if queries is not None else 1)
+        e["memory"] = pair_memory_bytes(entries, B, o.buffer_entries)
+        e["suggested_blocks"] = _suggest_blocks(entries, o, R)
+        e["products_computed"] = _products_computed(e, o)
+    else:
+        e["memory"] = e["max_df_kept"] * POSTING_ENTRY_BYTES + o.buffer_entries * 48
+    wire = Wire(fams, o)
+    if o.runner == "local" and not o.reducers:
+        # the job's local runner starts a task per SPLIT_BYTES of a step's
+        # input, at most one a core up to BALANCE_BYTES a core: size R by the
+        # vectors step (its reducers send the --max-df count tables), whose
+        # bytes do not depend on R
+        from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
+        R = e["reducers"] = task_count(int(vectors_step(e, wire)["bytes"]),
+                                       cores(o.num_cores), SPLIT_BYTES)
+    e["steps"] = job_steps(e, wire, o, R)
+    e["seconds"] = _seconds(e["steps"], e, R, calibration)
+    e["calibration"] = calibration
+    if o.max_df is not None:
+        smallest = min(f.s.n / f.N for f in fams) * o.max_df
+        e["cut_resolution"] = smallest   # the cut's df, in sample counts
+    return e

@@ -1,0 +1,134 @@
+"""The plan as text and as JSON, and a plan against a measured run."""
+import json
+
+from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES
+
+__all__ = ["format_plan", "as_json", "format_comparison"]
+
+
+# -- printing --------------------------------------------------------------------
+
+def _n(x):
+    """A count for people: 1,234,567 below 10^10, else 1.23e+12."""
+    return format(int(round(x)), ",") if x < 1e10 else "%.3g" % x
+
+
+def _size(b):
+    for unit, div in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= div:
+            return "%.3g %s" % (b / div, unit)
+    return "%d B" % b
+
+
+def _duration(s):
+    if s < 120:
+        return "%.0f s" % s
+    if s < 2 * 3600:
+        return "%.0f min" % (s / 60)
+    if s < 3 * 86400:
+        return "%.1f h" % (s / 3600)
+    return "%.1f days" % (s / 86400)
+
+
+def _sample_line(e, o):
+    parts = []
+    for f, name in zip(e["fams"], ("input", "queries")):
+        s = f.s
+        how = "the whole input" if s.complete else "%s evenly spaced lines" % _n(s.lines)
+        parts.append("%s: %d file(s), %s; sample %s, %s vectors%s -> %s vectors%s" % (
+            name, s.files, _size(s.total_bytes), how, _n(s.n),
+            " (%d bad lines)" % s.bad if s.bad else "", _n(f.N),
+            " (--vectors)" if name == "input" and o.vectors else ""))
+    return parts
+
+
+def _warnings(e, o):
+    out = []
+    if e.get("blocks_over_limit"):
+        out.append("the job's default rule (blocks of at most %s entries) gives %s blocks for "
+                   "this input, beyond the job's limit of %s: planned with --blocks %d; the "
+                   "blocks strategy does not suit a corpus this size (--max-df, --strategy "
+                   "stripes, or a part of the corpus)" % (
+                       _n(DEFAULT_BLOCK_ENTRIES), _n(e["blocks_over_limit"]),
+                       _n(e["blocks"]), e["blocks"]))
+    if o.reducer_memory and e["memory"] > o.reducer_memory * 2 ** 20:
+        out.append("a %s reducer needs about %s, more than --reducer-memory %d MB: %s" % (
+            "block-pair" if o.strategy == "blocks" else "stripes", _size(e["memory"]),
+            o.reducer_memory, "use more blocks (--blocks %d), --max-df or bigger reducers"
+            % e["suggested_blocks"] if o.strategy == "blocks" and e["suggested_blocks"] >
+            e["blocks"] else "use --max-df or bigger reducers" if o.strategy == "blocks"
+            else "use --max-df"))
+    if o.strategy == "blocks" and e["block_pairs"] < e["reducers"]:
+        out.append("%d block pairs for %d reduce tasks: some reducers of the pairs step idle "
+                   "(--blocks %d)" % (e["block_pairs"], e["reducers"], e["suggested_blocks"]))
+    if e.get("cut_resolution", 99) < 10:
+        out.append("--max-df %d is %.2g vectors of the sample: the df-cut is decided on "
+                   "features seen a few times, the kept products are uncertain (raise "
+                   "--sample-lines)" % (o.max_df, e["cut_resolution"]))
+    return out
+
+
+def format_plan(e, o):
+    """The plan as text."""
+    lines = ["mrsparse plan: " + s for s in _sample_line(e, o)]
+    lines.append("  entries: %s (kept: %s)%s" % (
+        _n(sum(f.s.lengths.sum() * f.scale for f in e["fams"])), _n(e["kept_entries"]),
+        "; --max-df %d cuts %s of the %s features seen in the sample" % (
+            o.max_df, _n(e["features_cut"]), _n(e["features_seen"])) if o.max_df else ""))
+    lines.append("  products (multiply-adds, sum df(df-1)/2): %s" % _n(e["products"]))
+    lines.append("  pairs sharing a feature: %s; with a score kept: %s" % (
+        _n(e["pairs"]["pairs"]), _n(e["pairs"]["kept_pairs"])))
+    if o.strategy == "blocks":
+        lines.append("  blocks: %d (%s), %s block pairs; block-pair products computed: %s"
+                     % (e["blocks"], "--blocks" if o.blocks else "the job's default",
+                        _n(e["block_pairs"]), _n(e["products_computed"])))
+        if e["df_cut_form"] is not None:
+            lines.append("    --max-df in the %s form (%s)" % (e["df_cut_form"], {
+                "counts": "count tables to every block pair, 3 steps",
+                "join": "df and regroup steps, 5 steps"}[e["df_cut_form"]]))
+        if e["suggested_blocks"] != e["blocks"] and (o.reducers or o.reducer_memory):
+            lines.append("    for %d reduce tasks%s: --blocks %d" % (
+                e["reducers"], " of %d MB" % o.reducer_memory if o.reducer_memory else "",
+                e["suggested_blocks"]))
+    lines.append("  memory of a %s reducer: about %s" % (
+        "block-pair" if o.strategy == "blocks" else "stripes", _size(e["memory"])))
+    lines.append("  shuffle (bytes into the reducers), %d reduce tasks a step:" % e["reducers"])
+    for i, s in enumerate(e["steps"]):
+        lines.append("    step %d %-8s %10s  (%s records, %s entries)" % (
+            i + 1, s["step"], _size(s["bytes"]), _n(s["records"]), _n(s["entries"])))
+    lines.append("    total         %10s" % _size(sum(s["bytes"] for s in e["steps"])))
+    lines.append("  time: " + _time_line(e, o))
+    lines += ["  warning: " + w for w in _warnings(e, o)]
+    return "\n".join(lines)
+
+
+def _time_line(e, o):
+    cal = e.get("calibration")
+    if e["seconds"] is None:
+        return ("no estimate: no calibration at %s (run python -m mrjobs.plan --calibrate)"
+                % o.calibration)
+    machine = cal.get("machine")
+    cpu = machine.get("cpu_model") if isinstance(machine, dict) else None
+    date = cal.get("date")
+    return ("about %s with %d reduce slots, each as fast as one core of %s (constants "
+            "measured %s, %s)" % (_duration(e["seconds"]), e["reducers"],
+                                  cpu if isinstance(cpu, str) else "an unnamed machine",
+                                  date[:10] if isinstance(date, str) else "on an unknown date",
+                                  o.calibration))
+
+
+def as_json(e):
+    """The plan's numbers as a JSON-able dict."""
+    out = {k: v for k, v in e.items() if k not in ("fams", "pairs", "calibration", "df_hat")}
+    out["vectors"] = [f.N for f in e["fams"]]
+    out["pairs"] = float(e["pairs"]["pairs"])
+    out["kept_pairs"] = float(e["pairs"]["kept_pairs"])
+    return json.loads(json.dumps(out, default=float))
+
+
+def format_comparison(rows):
+    out = ["%-30s %16s %16s %8s" % ("", "plan", "run", "plan/run")]
+    for what, plan, real in rows:
+        ratio = "%.3f" % (plan / real) if real else "-"
+        out.append("%-30s %16s %16s %8s" % (what, _n(plan), _n(real), ratio))
+    return "\n".join(out)

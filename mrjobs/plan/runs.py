@@ -1,0 +1,225 @@
+"""Real runs of the job: ``--compare`` (a run measured beside its plan) and
+``--calibrate`` (the time constants of this machine), and reading a
+calibration."""
+import datetime
+import json
+import logging
+import math
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mrjobs.plan.sample import PlanError
+
+__all__ = ["CALIBRATION", "CALIBRATION_BYTES", "CALIBRATION_CORPORA", "load_calibration",
+           "measure_run", "comparison", "calibrate"]
+
+#: the time constants the plan reads by default: package data, measured by
+#: ``make bench`` (``--calibrate --calibration`` this file); a user's own
+#: calibration is any path given to ``--calibration``
+CALIBRATION = Path(__file__).resolve().parent / "calibration.json"
+#: the largest calibration file read (a calibration is a few kB)
+CALIBRATION_BYTES = 1 << 20
+
+
+def load_calibration(path):
+    """The time constants stored by --calibrate, or None when ``path`` does
+    not exist or is empty (``/dev/null``).
+
+    Raises
+    ------
+    PlanError
+        When ``path`` cannot be read or does not hold a calibration (a JSON
+        object whose ``constants`` are the finite numbers ``c0``,
+        ``c_bytes`` and ``c_pairs``).
+    """
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(CALIBRATION_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise PlanError("--calibration %s: cannot be read (%s)" % (
+            path, err.strerror or err)) from None
+    if not raw.strip():
+        return None
+    bad = "--calibration %s: not a calibration written by --calibrate (%%s)" % path
+    if len(raw) > CALIBRATION_BYTES:
+        raise PlanError(bad % "more than %d bytes" % CALIBRATION_BYTES)
+    try:
+        cal = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise PlanError(bad % "not JSON") from None
+    constants = cal.get("constants") if isinstance(cal, dict) else None
+    if not isinstance(constants, dict):
+        raise PlanError(bad % 'no "constants" object')
+    for key in ("c0", "c_bytes", "c_pairs"):
+        v = constants.get(key)
+        if v.__class__ not in (int, float) or not math.isfinite(v) or v < 0:
+            raise PlanError(bad % '"constants" needs %s, a finite number >= 0, found %.40r'
+                            % (key, v))
+    return cal
+
+
+# -- real runs: --compare and --calibrate --------------------------------------------
+
+class _StepTimes(logging.Handler):
+    """Times of mrjob's 'Running step N of M' log records."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.starts = []
+        self.cpu = []
+
+    def emit(self, record):
+        if record.getMessage().startswith("Running step "):
+            self.mark()
+
+    def mark(self):
+        self.starts.append(time.monotonic())
+        self.cpu.append(_children_cpu())
+
+
+def _children_cpu():
+    """CPU seconds of the waited-for child processes (the local runner's tasks
+    and sort, reaped at the end of each phase of a step)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def measure_run(args, num_cores=2, runner="local"):
+    """Run the job on the local (or inline) runner, in a temporary directory
+    that is removed afterwards, and measure it.
+
+    Returns
+    -------
+    dict
+        ``counters`` (mrjob's, a dict per step), ``step_bytes`` (the size of
+        each step's sorted reducer input: the bytes shuffled into it),
+        ``step_seconds``, ``seconds``, ``work`` (the group ``mrsparse work``
+        summed over the steps).
+    """
+    from mrjobs.dot_products import MRSparseDotProducts
+    tmp = tempfile.mkdtemp(prefix="mrsparse-plan-")
+    handler = _StepTimes()
+    mrjob_log = logging.getLogger("mrjob")
+    level = mrjob_log.level
+    mrjob_log.addHandler(handler)
+    mrjob_log.setLevel(logging.INFO)
+    try:
+        job = MRSparseDotProducts(list(args) + [
+            "-r", runner, "--num-cores", str(num_cores), "--no-conf",
+            "--local-tmp-dir", tmp, "--cleanup", "NONE"])
+        t0 = time.monotonic()
+        with job.make_runner() as runner:
+            runner.run()
+            handler.mark()
+            counters = runner.counters()
+        sizes = {int(p.parent.parent.name): p.stat().st_size
+                 for p in Path(tmp).glob("*/step/*/reducer/sorted-input")}
+    finally:
+        mrjob_log.removeHandler(handler)
+        mrjob_log.setLevel(level)
+        shutil.rmtree(tmp, ignore_errors=True)
+    starts, cpu = handler.starts, handler.cpu
+    work = {}
+    for step in counters:
+        for name, n in step.get("mrsparse work", {}).items():
+            work[name] = work.get(name, 0) + n
+    return {"counters": counters, "step_bytes": [sizes.get(i, 0) for i in range(len(counters))],
+            "step_seconds": np.diff(starts).tolist(), "step_cpu": np.diff(cpu).tolist(),
+            "seconds": starts[-1] - t0, "work": work}
+
+
+def comparison(e, run):
+    """Rows (what, plan, run) of a plan against a measured run."""
+    rows = [("step %d %s bytes" % (i + 1, s["step"]), s["bytes"], b)
+            for i, (s, b) in enumerate(zip(e["steps"], run["step_bytes"]))]
+    rows.append(("shuffle bytes", sum(s["bytes"] for s in e["steps"]),
+                 sum(run["step_bytes"])))
+    w = run["work"]
+    if "partial products" in w:
+        rows.append(("products (partial products)", e["products"], w["partial products"]))
+    if "products computed" in w:
+        rows.append(("products computed", e["products_computed"], w["products computed"]))
+        rows.append(("blocks", e["blocks"], _blocks_of(w.get("block pairs", 0),
+                                                         len(e["fams"]) == 2)))
+    if "pairs scored" in w:
+        rows.append(("pairs scored", e["pairs"]["pairs"], w["pairs scored"]))
+    if e["seconds"] is not None:
+        rows.append(("seconds", e["seconds"], run["seconds"]))
+    return rows
+
+
+def _blocks_of(pairs, queries):
+    """B from the number of block pairs B(B+1)/2 (B*B under --queries)."""
+    if queries:
+        return int(round(np.sqrt(pairs)))
+    return int(round((np.sqrt(8 * pairs + 1) - 1) / 2))
+
+
+#: the calibration's corpora: (vectors, Zipf exponent, vocabulary); the 8,000
+#: at Zipf 0.8 have rare features (few pairs for their bytes), which tells pairs
+#: from bytes; the 20,000 give products enough to weigh beside the steps'
+#: fixed costs (with the C pair kernel, the smaller runs alone fitted 0 s a product)
+CALIBRATION_CORPORA = ((2000, 1.1, 100000), (8000, 1.1, 100000), (8000, 0.8, 1000000),
+                       (20000, 1.1, 100000))
+
+
+def calibrate(path, num_cores=2, corpora=CALIBRATION_CORPORA, log_to=sys.stderr):
+    """Run the job on generated corpora (50 features a vector, cosine, top 10,
+    default blocks) on the local runner, fit the time constants per step and
+    write them, with the date and the machine, to ``path``."""
+    from scipy.optimize import nnls
+    from mrjobs.generate import write_corpus
+    runs, a, t = [], [], []
+    with tempfile.TemporaryDirectory(prefix="mrsparse-calibrate-") as d:
+        for n, zipf, vocabulary in corpora:
+            corpus = os.path.join(d, "c%d-%g.jsonl" % (n, zipf))
+            write_corpus(corpus, vectors=n, zipf=zipf, vocabulary=vocabulary, seed=2,
+                         progress=False)
+            run = measure_run([corpus, "--measure", "cosine", "--top-k", "10"], num_cores)
+            pc = run["work"].get("products computed", 0)
+            for i, (b, s) in enumerate(zip(run["step_bytes"], run["step_cpu"])):
+                a.append([1.0, b, pc if i == 1 else 0])
+                t.append(s)
+            runs.append({"vectors": n, "zipf": zipf, "vocabulary": vocabulary,
+                         "seconds": run["seconds"], "step_bytes": run["step_bytes"],
+                         "step_seconds": run["step_seconds"], "step_cpu": run["step_cpu"],
+                         "products_computed": pc})
+            print("calibration: %d vectors (Zipf %g), %.1f s, step CPU %s s" % (
+                n, zipf, run["seconds"], ", ".join("%.1f" % s for s in run["step_cpu"])),
+                file=log_to)
+    # CPU seconds (not wall: the machine may be busy) of the tasks of each step
+    (k0, cb, cp), _ = nnls(np.array(a), np.array(t))
+    c0 = k0 / num_cores
+    result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "machine": _machine(), "slots": num_cores, "runner": "local",
+              "model": "step seconds = c0 + (c_bytes * bytes + c_pairs * products computed) "
+                       "/ slots; fitted on the tasks' CPU seconds a step (c0: their "
+                       "fixed part over the local slots)",
+              "constants": {"c0": c0, "c_bytes": cb, "c_pairs": cp},
+              "runs": runs, "loadavg": list(os.getloadavg())}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def _machine():
+    import scipy
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu_model": cpu, "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__}
