@@ -243,14 +243,15 @@ def _ours(A, k):
 
 def _dots_only(A):
     from mrjobs import _c
-    from mrjobs.pairs.kernel import C_CHUNK, _chunk_ends, _csr_arrays, _product_bounds
+    from mrjobs.pairs.chunks import chunk_ends, product_bounds
+    from mrjobs.pairs.kernel import C_CHUNK, _csr_arrays
 
     a = _csr_arrays(A)
     Bt = A.T.tocsr()
     Bt.sort_indices()
     b = _csr_arrays(Bt)
-    bound = _product_bounds(A, A)
-    ends = _chunk_ends(bound, C_CHUNK)
+    bound = product_bounds(A, A)
+    ends = chunk_ends(bound, C_CHUNK)
     cap = int(np.add.reduceat(bound, np.array([0] + ends[:-1], np.intp)).max())
     out = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)
 
