@@ -48,7 +48,9 @@ endif
 #
 # A fast part of the suite on the other supported Pythons, each in its own
 # venv (.venv-3.12, ...) with the C extension built there: codecs, parsing,
-# and the jobs on the inline and local runners: the tests marked `versions`.
+# and the jobs on the inline and local runners: the tests marked `versions`
+# (none is in tests/bench or tests/engines, whose modules import the bench and
+# engine extras, which these venvs do not install: those folders are not collected).
 # (The markers are registered in setup.cfg; a test file names its own.)
 VERSIONS := 3.12 3.13
 
@@ -148,7 +150,8 @@ test-python-%: FORCE
 	else \
 	  $(MAKE) --no-print-directory .venv-$*/.installed PYTHON_$*=$(PYTHON_$*) && \
 	  echo "make: Python $* tests in .venv-$*" && \
-	  .venv-$*/bin/python -m pytest -p no:cacheprovider -m versions $(PYTEST_ARGS); \
+	  .venv-$*/bin/python -m pytest -p no:cacheprovider -m versions \
+	    --ignore=tests/bench --ignore=tests/engines $(PYTEST_ARGS); \
 	fi
 
 run: $(RUN_STAMP)
