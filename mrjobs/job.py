@@ -57,10 +57,12 @@ _drop_notice("mrjob.logs.step", "WARNING: Using incubator modules: jdk.incubator
 # mrjob's notes on its own temp directories and on where it left the output, on default
 # verbosity: the temp directories are removed anyway, and "job output is in" names mrjob's
 # staging directory, not where the output ends up (the launcher says that); shown with -v
-for _start in ("Creating temp directory ", "Removing temp directory ", "job output is in ",
-               "Removing HDFS temp directory "):
-    _drop_notice("mrjob.runner" if "HDFS" not in _start else "mrjob.hadoop", _start,
-                 unless_verbose=True)
+for _logger, _start in (("mrjob.runner", "Creating temp directory "),
+                        ("mrjob.runner", "Removing temp directory "),
+                        ("mrjob.runner", "job output is in "),
+                        ("mrjob.hadoop", "Removing HDFS temp directory ")):
+    _drop_notice(_logger, _start, unless_verbose=True)
+
 
 class SparseJob(MRJob):
     """Base class of the mrsparse jobs: options, protocols, the job's part of a
