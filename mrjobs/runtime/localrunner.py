@@ -22,6 +22,20 @@ has a single task, it runs without a process pool; a step
 without a mapper hands the previous step's part files to the sort as they are
 (mrjob copies them line by line), and a single reduce split is the sorted
 file itself.  Without ``split_bytes`` the splits are mrjob's, byte for byte.
+
+Temporary disk: mrjob keeps every file of every step until the job ends
+(the first step's copy of the input, each step's map output, its sorted
+input and the reducers' splits of it, each intermediate output), about ten
+times the input for the dot products job.  Where ``cleanup`` removes the
+local temp dir anyway (mrjob's default ``ALL``, or ``TMP``/``LOCAL_TMP``),
+this runner removes each of those files as soon as the job is done with it,
+after the phase that read it succeeded (a failed task's input stays for its
+error report): a task's input after the task, the map output after the
+sort, the sorted input once split, an intermediate step's output once the
+next step has read it (not a ``--step-output-dir`` the user asked for).
+The peak is then about two copies of the largest step's shuffle
+(:func:`mrjobs.plan.estimates.temp_disk_bytes` estimates it).  Task logs
+(``stderr``) stay: the counters are read from them.
 """
 import importlib
 import importlib.util
@@ -29,6 +43,7 @@ import logging
 import os
 import stat
 import sys
+from pathlib import Path
 
 
 class _Pyspark:
@@ -171,14 +186,56 @@ class LocalRunner(LocalMRJobRunner):
                 with open(dest, "wb") as out:
                     out.writelines(records)
                 count += 1
+        self._free(step_num, "reducer", "sorted-input")  # all in the splits now
         return count
 
     def _run_mappers_and_combiners(self, step_num, map_splits):
         step = self._get_step(step_num)
         if not self._sized() or "mapper" in step or "combiner" in step:
-            return super()._run_mappers_and_combiners(step_num, map_splits)
+            super()._run_mappers_and_combiners(step_num, map_splits)
+            if "mapper" in step:  # the mappers read their inputs (copies or links)
+                self._free(step_num, "mapper", "input")
+                self._free_step_output(step_num - 1)
+            return
         for task_num, split in enumerate(map_splits):  # links, no process to start
             self._run_mapper_and_combiner_func(step_num, task_num, split)()
+
+    def _sort_reducer_input(self, step_num, num_map_tasks):
+        super()._sort_reducer_input(step_num, num_map_tasks)
+        for task_type in ("mapper", "combiner"):  # all sorted into one file
+            self._free(step_num, task_type, "input", "output")
+        self._free_step_output(step_num - 1)
+
+    def _run_reducers(self, step_num, num_reducer_tasks):
+        super()._run_reducers(step_num, num_reducer_tasks)
+        self._free(step_num, "reducer", "input", "sorted-input")
+
+    # -- temporary disk (see the module) ----------------------------------------
+
+    def _frees_early(self):
+        mode = self._opts.get("cleanup") or ()
+        return any(m in ("ALL", "TMP", "LOCAL_TMP") for m in mode)
+
+    def _free(self, step_num, task_type, *names):
+        """Remove the files ``names`` of each task of a kind in a step (and,
+        for the name ``sorted-input``, the step's sorted reducer input); links
+        are removed, never what they point to."""
+        if not self._frees_early():
+            return
+        base = Path(self._step_dir(step_num), task_type)
+        tasks = [d for d in base.iterdir() if d.name.isdigit()] if base.is_dir() else []
+        for name in names:  # (not a glob: it skips a link whose target went first)
+            for path in [base / name] if name == "sorted-input" else [d / name for d in tasks]:
+                _remove(path)
+
+    def _free_step_output(self, step_num):
+        """Remove an intermediate step's output (read by the step after it)
+        when it lies in the job's temp dir."""
+        if (step_num < 0 or step_num >= self._num_steps() - 1 or not self._frees_early()
+                or self._opts.get("step_output_dir")):
+            return
+        for path in Path(self._output_dir_for_step(step_num)).glob("part-*"):
+            _remove(path)
 
     def _run_multiple(self, funcs, num_processes=None):
         """One task runs here (it is a process of its own anyway); more go to
@@ -192,6 +249,13 @@ class LocalRunner(LocalMRJobRunner):
 
 _JOBCONF = {"maps": ("mapreduce.job.maps", "mapred.map.tasks"),
             "reduces": ("mapreduce.job.reduces", "mapred.reduce.tasks")}
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _reducer_key(line):

@@ -113,6 +113,29 @@ def test_tasks_follow_the_input_size_and_the_jobconf(tmp_path, monkeypatch):
     assert given == one
 
 
+def test_the_local_runner_removes_each_temp_file_once_read(tmp_path, monkeypatch):
+    """With mrjob's default cleanup, when the run ends (before the temp dir
+    goes) only the task logs and the job's output are left: every task's
+    input, map output, sorted input and intermediate step output went as soon
+    as the step after it had read it; the output is the same as keeping them."""
+    path = _small(tmp_path)
+    monkeypatch.setattr(localrunner, "SPLIT_BYTES", 1024)  # several tasks a step
+    args = ["--num-cores", "2", "--blocks", "2", "--max-df", "40", path]
+    kept, _ = _run_local(tmp_path, "kept", args)
+    job = _job("-r", "local", "--local-tmp-dir", str(tmp_path / "freed"), *args)
+    with job.make_runner() as runner:
+        runner.run()
+        output = b"".join(cat_output_in_order(runner))
+        tmp = runner._get_local_tmp_dir()
+        left = sorted(os.path.relpath(os.path.join(d, f), tmp) for d, _, files in os.walk(tmp)
+                      for f in files if "/wd" not in d and "/cache" not in d)
+        final = os.path.relpath(runner.get_output_dir(), tmp)
+    assert output == kept and output
+    assert [f for f in left if not f.startswith(final)
+            and os.path.basename(f) != "stderr"] == []
+    assert any(f.endswith("stderr") for f in left)
+
+
 def test_stripes_keeps_mrjobs_splits(tmp_path):
     path = _small(tmp_path)
     _, tasks = _run_local(tmp_path, "stripes", ["--num-cores", "1", "--strategy", "stripes",
