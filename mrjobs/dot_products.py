@@ -321,6 +321,12 @@ class MRSparseDotProducts(SparseJob):
             yield doc, row
 
 
+    def plan_options(self, inputs):
+        """The planner's options for this run on ``inputs`` (read by the
+        launcher's temp disk check, :mod:`mrjobs.runtime.tempdisk`)."""
+        from mrjobs.plan.cli import options_for_job
+        return options_for_job(self.options, inputs)
+
 def task_step(job, step):
     """The MRStep of a strategy's :class:`~mrjobs.strategies.contract.Step`: its
     init and final wrapped with the task's (counters in, counters out)."""

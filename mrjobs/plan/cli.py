@@ -139,6 +139,25 @@ def _check_writable(ap, path):
         ap.error("--calibration %s: cannot be written (%s)" % (path, err.strerror or err))
 
 
+#: the job's options the planner reads, under the same names
+JOB_OPTIONS = ("queries", "strategy", "blocks", "buffer_entries", "max_df", "top_k", "threshold",
+               "measure", "num_features", "include_self", "float32", "input_format", "runner",
+               "num_cores", "no_prune")
+
+
+def options_for_job(job_options, inputs, sample_lines=2000, pair_sample=500):
+    """The planner's options for a run of the dot-products job with
+    ``job_options`` (its parsed options) on ``inputs`` (a quicker sample than
+    the planner's default: for the job's own checks)."""
+    o = _parser().parse_args([])
+    o.inputs, o.sample_lines, o.pair_sample = list(inputs), sample_lines, pair_sample
+    for name in JOB_OPTIONS:
+        if getattr(job_options, name, None) is not None:
+            setattr(o, name, getattr(job_options, name))
+    o.runner = o.runner or "inline"
+    return o
+
+
 def plan(o):
     """Sample the input and estimate: the plan's dict for the parsed options."""
     corpus = read_sample(o.inputs, o.sample_lines, o.input_format)

@@ -6,6 +6,8 @@ import logging
 import numpy as np
 
 from mrjobs.measures import get as get_measure, prepare_rows, score
+from mrjobs.pairs.kernel import LIVE_SHARE_MAX
+from mrjobs.plan import resources
 from mrjobs.plan.sample import PlanError
 from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
 from mrjobs.runtime.paths import first_line, local_size
@@ -188,21 +190,30 @@ def _suggest_blocks(entries, o, R):
     return b
 
 
-def _seconds(steps, e, R, cal):
-    """Estimated wall seconds: per step c0 + c_bytes * bytes / slots, plus
-    c_pairs * (products computed) / slots on the block pairs (constants per
-    slot, a slot as fast as one core of the calibrating machine)."""
-    if not cal:
-        return None
-    c = cal["constants"]
-    total = 0.0
-    for s in steps:
-        work, slots = c["c_bytes"] * s["bytes"], R
-        if s["step"] == "pairs":
-            work += c["c_pairs"] * e["products_computed"]
-            slots = min(R, e["block_pairs"])
-        total += c["c0"] + work / max(slots, 1)
-    return total
+def _resources(e, fams, n_feat, o, cal):
+    """Time, memory by kind of process, temp disk and pruning (see
+    :mod:`mrjobs.plan.resources`) into the plan ``e``."""
+    c = resources.constants(cal)
+    slots = e["reducers"] if o.reducers else cores(o.num_cores) if o.runner in (
+        None, "inline", "local") else e["reducers"]
+    if o.runner == "inline":
+        slots = 1
+    e["wall_s"], e["cpu_s"] = resources.times(e, c, slots) if cal else (None, None)
+    e["seconds"] = e["wall_s"]
+    share = None
+    if o.strategy == "blocks" and o.threshold is not None:
+        rows = _subsample(fams[-1], o.pair_sample, n_feat)
+        cols = _subsample(fams[0], o.pair_sample, n_feat) if len(fams) == 2 else rows
+        st = [None if f.stats is None else f.stats[i[0]] for f, i in
+              zip((fams[-1], fams[0]), (rows, cols))]
+        share = resources.prune_estimate((rows[1], st[0]), (cols[1], st[1]), o, o.measure,
+                                         len(fams) == 1)
+    e["prune_live_share"] = share
+    e["prune_pays"] = None if share is None else bool(share <= LIVE_SHARE_MAX)
+    e["memory_by_kind"] = resources.memory_by_kind(e, o, c)
+    e["peak_rss_bytes"] = max(e["memory_by_kind"].values())
+    e["temp_disk_bytes"] = (resources.temp_disk_bytes(e["steps"], e["input_bytes"])
+                            if o.runner in (None, "local") else None)
 
 
 def _reducers(o):
@@ -258,6 +269,7 @@ def estimate(corpus, queries, o, calibration=None):
         entries = (e["kept_entries"] if e["df_cut_form"] == "join" else
                    sum(f.s.lengths.sum() * f.scale for f in fams)) / (
             2 if queries is not None else 1)
+        e["pair_entries"] = entries
         e["memory"] = pair_memory_bytes(entries, B, o.buffer_entries)
         e["suggested_blocks"] = _suggest_blocks(entries, o, R)
         e["products_computed"] = _products_computed(e, o)
@@ -273,8 +285,8 @@ def estimate(corpus, queries, o, calibration=None):
         R = e["reducers"] = task_count(int(vectors_step(e, wire)["bytes"]),
                                        cores(o.num_cores), SPLIT_BYTES)
     e["steps"] = job_steps(e, wire, o, R)
-    e["seconds"] = _seconds(e["steps"], e, R, calibration)
     e["calibration"] = calibration
+    _resources(e, fams, n_feat, o, calibration)
     if o.max_df is not None:
         smallest = min(f.s.n / f.N for f in fams) * o.max_df
         e["cut_resolution"] = smallest   # the cut's df, in sample counts

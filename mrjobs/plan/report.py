@@ -90,8 +90,18 @@ def format_plan(e, o):
             lines.append("    for %d reduce tasks%s: --blocks %d" % (
                 e["reducers"], " of %d MB" % o.reducer_memory if o.reducer_memory else "",
                 e["suggested_blocks"]))
-    lines.append("  memory of a %s reducer: about %s" % (
-        "block-pair" if o.strategy == "blocks" else "stripes", _size(e["memory"])))
+    lines.append("  peak memory of a process: about %s (%s)" % (
+        _size(e["peak_rss_bytes"]), ", ".join("%s %s" % (k, _size(v)) for k, v in sorted(
+            e["memory_by_kind"].items(), key=lambda kv: -kv[1]))))
+    if e.get("temp_disk_bytes") is not None:
+        lines.append("  temporary disk (local runner): about %s at its peak, %.1fx the input"
+                     % (_size(e["temp_disk_bytes"]),
+                        e["temp_disk_bytes"] / max(e["input_bytes"], 1)))
+    if e.get("prune_pays") is not None:
+        lines.append("  pruning: %s (the bounds leave %.0f%% of a block pair's products "
+                     "live in the sample; the job prunes a block pair at <= %.0f%%)" % (
+                         "pays" if e["prune_pays"] else "does not pay: every product runs",
+                         100 * e["prune_live_share"], 100 * _live_share_max()))
     lines.append("  shuffle (bytes into the reducers), %d reduce tasks a step:" % e["reducers"])
     for i, s in enumerate(e["steps"]):
         lines.append("    step %d %-8s %10s  (%s records, %s entries)" % (
@@ -102,6 +112,11 @@ def format_plan(e, o):
     return "\n".join(lines)
 
 
+def _live_share_max():
+    from mrjobs.pairs.kernel import LIVE_SHARE_MAX
+    return LIVE_SHARE_MAX
+
+
 def _time_line(e, o):
     cal = e.get("calibration")
     if e["seconds"] is None:
@@ -110,8 +125,9 @@ def _time_line(e, o):
     machine = cal.get("machine")
     cpu = machine.get("cpu_model") if isinstance(machine, dict) else None
     date = cal.get("date")
-    return ("about %s with %d reduce slots, each as fast as one core of %s (constants "
-            "measured %s, %s)" % (_duration(e["seconds"]), e["reducers"],
+    return ("about %s wall, %s of CPU, with %d reduce slots, each as fast as one core of %s "
+            "(constants measured %s, %s)" % (_duration(e["wall_s"]), _duration(e["cpu_s"]),
+                                             e["reducers"],
                                   cpu if isinstance(cpu, str) else "an unnamed machine",
                                   date[:10] if isinstance(date, str) else "on an unknown date",
                                   o.calibration))
@@ -130,5 +146,7 @@ def format_comparison(rows):
     out = ["%-30s %16s %16s %8s" % ("", "plan", "run", "plan/run")]
     for what, plan, real in rows:
         ratio = "%.3f" % (plan / real) if real else "-"
-        out.append("%-30s %16s %16s %8s" % (what, _n(plan), _n(real), ratio))
+        show = _size if what.endswith(("bytes", "memory", "disk")) else (
+            lambda x: "%.1f s" % x) if what.endswith(" s") else _n
+        out.append("%-30s %16s %16s %8s" % (what, show(plan), show(real), ratio))
     return "\n".join(out)

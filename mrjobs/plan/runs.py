@@ -76,6 +76,7 @@ class _StepTimes(logging.Handler):
         super().__init__(logging.INFO)
         self.starts = []
         self.cpu = []
+        self.own = []
 
     def emit(self, record):
         if record.getMessage().startswith("Running step "):
@@ -84,6 +85,7 @@ class _StepTimes(logging.Handler):
     def mark(self):
         self.starts.append(time.monotonic())
         self.cpu.append(_children_cpu())
+        self.own.append(_own_cpu())
 
 
 def _children_cpu():
@@ -91,6 +93,14 @@ def _children_cpu():
     and sort, reaped at the end of each phase of a step)."""
     import resource
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _own_cpu():
+    """CPU seconds of this process (the launcher: mrjob's runner, which
+    splits each step's sorted input among the reducers)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 
 
@@ -104,9 +114,19 @@ def measure_run(args, num_cores=2, runner="local"):
         ``counters`` (mrjob's, a dict per step), ``step_bytes`` (the size of
         each step's sorted reducer input: the bytes shuffled into it),
         ``step_seconds``, ``seconds``, ``work`` (the group ``mrsparse work``
-        summed over the steps).
+        summed over the steps), ``step_cpu`` (the tasks' and sorts' CPU
+        seconds a step), ``launcher_cpu`` (this process's, a step), ``cpu_s``
+        (all of it), ``temp_disk_bytes`` (the temp dir's peak, as the job
+        leaves it by default: files removed once read), ``process_peaks``
+        ({kind: peak RSS}, see :mod:`mrjobs.plan.procmem`) and
+        ``peak_rss_bytes`` (the largest process the run started: the job's
+        launcher is this process, which holds the plan too, so it is not
+        measured).
     """
+    import resource
     from mrjobs.dot_products import MRSparseDotProducts
+    from mrjobs.plan.procmem import ProcessPeaks
+    from mrjobs.runtime.diskpeak import DiskPeak
     tmp = tempfile.mkdtemp(prefix="mrsparse-plan-")
     handler = _StepTimes()
     mrjob_log = logging.getLogger("mrjob")
@@ -115,27 +135,44 @@ def measure_run(args, num_cores=2, runner="local"):
     mrjob_log.setLevel(logging.INFO)
     try:
         job = MRSparseDotProducts(list(args) + [
-            "-r", runner, "--num-cores", str(num_cores), "--no-conf",
-            "--local-tmp-dir", tmp, "--cleanup", "NONE"])
+            "-r", runner, "--num-cores", str(num_cores), "--no-conf", "--local-tmp-dir", tmp])
         t0 = time.monotonic()
-        with job.make_runner() as runner:
+        handler.mark()
+        with job.make_runner() as runner, DiskPeak(tmp, every=0.2) as disk, \
+                ProcessPeaks() as procs:
             runner.run()
             handler.mark()
             counters = runner.counters()
-        sizes = {int(p.parent.parent.name): p.stat().st_size
-                 for p in Path(tmp).glob("*/step/*/reducer/sorted-input")}
+            sizes = _step_bytes(runner)
     finally:
         mrjob_log.removeHandler(handler)
         mrjob_log.setLevel(level)
         shutil.rmtree(tmp, ignore_errors=True)
-    starts, cpu = handler.starts, handler.cpu
+    starts, cpu, own = handler.starts, handler.cpu, handler.own
     work = {}
     for step in counters:
         for name, n in step.get("mrsparse work", {}).items():
             work[name] = work.get(name, 0) + n
+    peaks = dict(procs.peaks)
+    largest = max([resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024]
+                  + list(peaks.values()))
     return {"counters": counters, "step_bytes": [sizes.get(i, 0) for i in range(len(counters))],
-            "step_seconds": np.diff(starts).tolist(), "step_cpu": np.diff(cpu).tolist(),
-            "seconds": starts[-1] - t0, "work": work}
+            "step_seconds": np.diff(starts[1:]).tolist(), "step_cpu": np.diff(cpu[1:]).tolist(),
+            "launcher_cpu": np.diff(own[1:]).tolist(),
+            "cpu_s": cpu[-1] - cpu[0] + own[-1] - own[0],
+            "seconds": starts[-1] - t0, "work": work, "temp_disk_bytes": disk.peak,
+            "process_peaks": peaks, "peak_rss_bytes": largest}
+
+
+def _step_bytes(runner):
+    """{step: bytes into its reducers}: as the local runner noted them (it
+    removes its sorted input files as soon as they are read), else the sorted
+    input files' sizes (the inline runner keeps them until its cleanup)."""
+    noted = getattr(runner, "shuffle_bytes", None)
+    if noted is not None:
+        return dict(noted)
+    return {int(p.parent.parent.name): p.stat().st_size for p in
+            Path(runner._get_local_tmp_dir()).glob("step/*/reducer/sorted-input")}
 
 
 def comparison(e, run):
@@ -153,8 +190,13 @@ def comparison(e, run):
                                                          len(e["fams"]) == 2)))
     if "pairs scored" in w:
         rows.append(("pairs scored", e["pairs"]["pairs"], w["pairs scored"]))
-    if e["seconds"] is not None:
-        rows.append(("seconds", e["seconds"], run["seconds"]))
+    if e["wall_s"] is not None:
+        rows.append(("wall s", e["wall_s"], run["seconds"]))
+        rows.append(("CPU s", e["cpu_s"], run["cpu_s"]))
+    rows.append(("peak memory of a task or sort", max(
+        v for k, v in e["memory_by_kind"].items() if k != "launcher"), run["peak_rss_bytes"]))
+    if e.get("temp_disk_bytes") is not None:
+        rows.append(("temporary disk", e["temp_disk_bytes"], run["temp_disk_bytes"]))
     return rows
 
 

@@ -200,8 +200,15 @@ class LocalRunner(LocalMRJobRunner):
         for task_num, split in enumerate(map_splits):  # links, no process to start
             self._run_mapper_and_combiner_func(step_num, task_num, split)()
 
+    #: {step: bytes of its sorted reducer input}: the bytes shuffled into
+    #: each step that has reducers, kept when the file goes (read by the planner)
+    shuffle_bytes = None
+
     def _sort_reducer_input(self, step_num, num_map_tasks):
         super()._sort_reducer_input(step_num, num_map_tasks)
+        if self.shuffle_bytes is None:
+            self.shuffle_bytes = {}
+        self.shuffle_bytes[step_num] = os.path.getsize(self._sorted_reducer_input_path(step_num))
         for task_type in ("mapper", "combiner"):  # all sorted into one file
             self._free(step_num, task_type, "input", "output")
         self._free_step_output(step_num - 1)

@@ -41,6 +41,7 @@ from mrjobs.runtime.runnerargs import probe
 from mrjobs.runtime.signals import catch_stop_signals, silence_stdout
 from mrjobs.runtime.streams import InputStreams
 from mrjobs.runtime.tasks import TaskGuard, check_task_python
+from mrjobs.runtime.tempdisk import check_temp_disk
 
 __all__ = ["run_job", "Launch"]
 
@@ -128,6 +129,9 @@ class Launch:
                 self.tmp_dir = tmp_dirs[0]
                 try:
                     self.check_output_dir(runner)
+                    if self.alias == "local":
+                        check_temp_disk(self.job, os.path.dirname(runner._get_local_tmp_dir()),
+                                        runner._get_input_paths())
                     self.check_task_python(runner)
                     self.run_steps(runner)
                     self.finish(runner, log_stream)

@@ -1,0 +1,124 @@
+"""What a run takes of the machine, beyond bytes: CPU and wall seconds, the
+peak memory of each kind of process, the temporary disk of a local run,
+and whether pruning pays (see :mod:`mrjobs.plan`, "Resources").
+
+Every model here is linear in what the plan estimates already (each step's
+bytes, the block pairs' products, a block pair's entries), with constants
+measured on this machine by ``--calibrate`` (:mod:`mrjobs.plan.runs`);
+:data:`DEFAULTS` holds the ones a calibration written before them lacks.
+"""
+import numpy as np
+
+__all__ = ["DEFAULTS", "constants", "temp_disk_bytes", "memory_by_kind", "times",
+           "prune_estimate"]
+
+#: constants a calibration may lack (measured on this project's 2-core
+#: machine; ``--calibrate`` measures them on yours):
+#: ``rss_base`` a task process's own memory (Python, numpy, scipy, the job);
+#: ``rss_entry`` bytes a block-pair reducer holds per entry of its two blocks;
+#: ``rss_chunk`` bytes per ``--buffer-entries`` of a chunk of products;
+#: ``rss_sort`` the ``sort`` process's peak over its input's bytes;
+#: ``rss_launcher`` the launcher process;
+#: ``par`` the parallel share of a step's CPU (the rest, the sort and
+#: the launcher's split of the sorted input, runs on one core).
+DEFAULTS = {"rss_base": 45e6, "rss_entry": 72.0, "rss_chunk": 48.0, "rss_sort": 0.65,
+            "rss_launcher": 110e6, "par": 0.85}
+
+
+def constants(cal):
+    """The calibration's constants over :data:`DEFAULTS`."""
+    out = dict(DEFAULTS)
+    if cal:
+        out.update({k: v for k, v in cal["constants"].items()
+                    if isinstance(v, (int, float))})
+    return out
+
+
+def temp_disk_bytes(steps, input_bytes):
+    """Peak bytes of a local run's temp dir, as the job's local runner keeps
+    it (:mod:`mrjobs.runtime.localrunner`: a file goes once read).
+
+    A step's map output, its sorted copy and the reducers' splits of that are
+    each about the step's shuffle bytes ``S``; an intermediate output is about
+    the next step's ``S``.  The phases that hold the most are: the first
+    step's map (the runner's copy of the input and the map output), a sort (its
+    input and output), a split (the sorted file and its splits) and the
+    reducers (their input and the output they write): the largest of
+    ``input + S_0``, ``2 S_s`` and ``S_s + S_{s+1}``.  ``sort`` spilling to
+    temporary files (inputs beyond its memory, an eighth of the machine's by
+    default) is not counted.
+    """
+    s = [float(x["bytes"]) for x in steps]
+    if not s:
+        return float(input_bytes)
+    phases = [input_bytes + s[0]] + [2 * x for x in s] + [a + b for a, b in zip(s, s[1:])]
+    return max(phases)
+
+
+def memory_by_kind(e, o, c):
+    """Peak RSS (bytes) by kind of process: ``launcher``, ``sort`` (of the
+    largest step's input; local runner only), ``task`` (a task other than a
+    block pair's), ``block-pair reducer`` or ``stripes reducer``."""
+    biggest = max((float(s["bytes"]) for s in e["steps"]), default=0.0)
+    out = {"launcher": c["rss_launcher"], "task": c["rss_base"] + c["rss_chunk"] * min(
+        o.buffer_entries, 1e6)}
+    if o.runner in (None, "local"):
+        out["sort"] = c["rss_sort"] * biggest + 4e6
+    if o.strategy == "blocks":
+        B = max(e["blocks"], 1)
+        entries = e["pair_entries"]
+        two = entries * (2.0 / B if B > 1 else 1.0)
+        out["block-pair reducer"] = (c["rss_base"] + c["rss_entry"] * two
+                                     + c["rss_chunk"] * o.buffer_entries + e.get(
+                                         "prune_bytes", 0.0))
+    else:
+        out["stripes reducer"] = c["rss_base"] + e["memory"]
+    return out
+
+
+def times(e, c, slots):
+    """(wall seconds, CPU seconds) from each step's CPU model: ``k0 + c_bytes
+    bytes`` (``+ c_pairs products computed`` for the block pairs), the
+    launcher's and the sort's part (``1 - par``) on one core, the rest over
+    ``min(slots, tasks)`` cores."""
+    k0 = c["c0"] * slots  # stored over the calibrating machine's slots
+    wall = cpu = 0.0
+    for s in e["steps"]:
+        step_cpu = k0 + c["c_bytes"] * s["bytes"]
+        tasks = e["reducers"]
+        if s["step"] == "pairs":
+            step_cpu += c["c_pairs"] * e["products_computed"]
+            tasks = min(tasks, e["block_pairs"])
+        cpu += step_cpu
+        par = c["par"] * step_cpu
+        wall += (step_cpu - par) + par / max(min(slots, tasks), 1)
+    return wall, cpu
+
+
+def prune_estimate(rows, cols, o, measure, diagonal):
+    """The share of a block pair's products the job's pruning leaves live
+    (:func:`mrjobs.pairs.kernel`'s gate: the job prunes a block pair where
+    the live cells multiply at most ``LIVE_SHARE_MAX`` of the full product),
+    from the sample's sub-sample: ``rows`` and ``cols`` are ``(X, stats)``,
+    X a CSR of prepared weights.  None where the job does not prune (no
+    --threshold, --no-prune, a measure without bounds).
+
+    A vector's bound against a group of ``GROUP_ROWS`` vectors depends on
+    the group's vectors, not on how many groups a block has, so the share
+    carries over from the sample to the job's blocks (groups of the sample
+    are drawn from the same distribution).  The job also skips the bounds of
+    a block pair where computing them would cost more than they could save;
+    the plan does not model that gate."""
+    from mrjobs.pairs.bounds import PairPlan, PruneSpec, supports
+    from mrjobs.pairs.chunks import product_bounds
+    from mrjobs.pairs.kernel import GROUP_ROWS
+    if o.threshold is None or getattr(o, "no_prune", False) or not supports(measure):
+        return None
+    (A, sa), (C, sc) = rows, cols
+    full = float(product_bounds(A, C).sum())
+    if full == 0:
+        return 0.0
+    plan = PairPlan(A, C, None, PruneSpec(measure, o.threshold, None, sa, sc, diagonal,
+                                          False, diagonal, GROUP_ROWS))
+    live = float(np.dot(plan.live_r.sum(axis=1), np.diff(A.indptr)))
+    return min(live / full, 1.0)

@@ -1,0 +1,62 @@
+"""A local run that would fill its temp dir is refused before it starts.
+
+The local runner writes each step's records into its temp dir (see
+:mod:`mrjobs.runtime.localrunner`); a run that fills the disk fails late,
+after minutes of work.  Before the first step, :func:`check_temp_disk`
+compares the temp dir's free space with the planner's estimate of the run's
+peak (:func:`mrjobs.plan.resources.temp_disk_bytes`) and refuses with one
+line that says how to point the temp dir elsewhere.  Where the free space is
+at least :data:`QUICK_FACTOR` times the input, no plan is made (the peak has
+been 3-4x the input; the estimate costs a second or two of sampling).  Where
+the input is not local files, or the planner cannot plan the run, the run
+goes ahead unchecked.
+"""
+import logging
+import shutil
+
+from mrjobs.runtime.errors import JobError
+from mrjobs.runtime.paths import local_size
+
+__all__ = ["QUICK_FACTOR", "check_temp_disk", "refusal"]
+
+log = logging.getLogger(__name__)
+
+#: free space of at least this many times the input passes without a plan
+QUICK_FACTOR = 12
+
+
+def refusal(tmp_dir, free, need):
+    """The one-line refusal (a :class:`JobError`)."""
+    return JobError(
+        "the temp dir %s has %s free, and this run needs about %s of temporary disk at its "
+        "peak (python -m mrjobs.plan with the job's inputs and options shows the plan): point "
+        "--local-tmp-dir (or TMPDIR) at a disk with more room" % (
+            tmp_dir, _size(free), _size(need)))
+
+
+def check_temp_disk(job, tmp_dir, inputs):
+    """Raise :func:`refusal` when the planned peak of ``job``'s run on
+    ``inputs`` (local paths) exceeds the free space of ``tmp_dir``."""
+    plan_options = getattr(job, "plan_options", None)
+    size = local_size(list(inputs))
+    if plan_options is None or not size:
+        return
+    free = shutil.disk_usage(tmp_dir).free
+    if free >= QUICK_FACTOR * size:
+        return
+    from mrjobs.plan.cli import plan
+    from mrjobs.plan.sample import PlanError
+    try:
+        need = plan(plan_options(list(inputs)))["temp_disk_bytes"]
+    except (PlanError, OSError, ValueError, MemoryError) as err:
+        log.debug("no temp disk plan (%s): the run goes ahead unchecked", err)
+        return
+    if need is not None and free < need:
+        raise refusal(tmp_dir, free, need)
+
+
+def _size(b):
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= div:
+            return "%.3g %s" % (b / div, unit)
+    return "%d B" % b
