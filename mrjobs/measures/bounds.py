@@ -6,7 +6,8 @@ import numpy as np
 from mrjobs.measures.scores import UNIT_SNAP
 
 __all__ = ["Q_SLACK", "stat_bound", "dot_bound", "unit_bound", "tanimoto_bound",
-           "euclidean_bound", "jaccard_bound", "overlap_bound", "cityblock_bound"]
+           "euclidean_bound", "jaccard_bound", "overlap_bound", "cityblock_bound",
+           "correlation_bound"]
 
 
 #: absolute slack on a euclidean ``|x - y|^2 / max(|x|, |y|)^2`` (the norms'
@@ -45,6 +46,15 @@ def euclidean_bound(d, a, lo, hi):
     e = np.exp(-np.abs(x))
     s = np.where(x > 0, e / (1.0 + e), 1.0 / (1.0 + e))
     return np.where((q > 0) & (top > -np.inf), s, 1.0)
+
+
+def correlation_bound(d, a, lo, hi):
+    # r = d - a b is largest where a b is smallest: at an end of the group's
+    # range of b.  Rounding is monotone, so with a b* <= a b the rounded
+    # d_bound - a b* is at least the job's rounded d - a b; clamping and
+    # snapping up to 1 are those of the score
+    b = np.where(a >= 0, lo, hi)
+    return _unit(d - a * b)
 
 
 def _count_args(d, a, lo, hi):
