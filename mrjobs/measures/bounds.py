@@ -85,12 +85,13 @@ def cityblock_bound(d, a, lo, hi):
 def stat_bound(bound):
     """A measure's bound over a group's range of statistics: ``bound(d, a,
     lo, hi)`` on float64 arrays (rows' statistics as a column, groups' range
-    as a row), ``-inf`` for an empty group (``lo > hi``)."""
+    as a row), ``-inf`` for an empty group (``lo > hi``); NaN where a range is
+    NaN (it holds a NaN statistic: see :func:`~mrjobs.pairs.bounds.stat_range`)."""
     def over_stats(d, a, lo, hi):
         a = np.asarray(a, dtype=np.float64)[:, None]
         lo = np.asarray(lo, dtype=np.float64)[None, :]
         hi = np.asarray(hi, dtype=np.float64)[None, :]
-        return np.where(lo <= hi, bound(d, a, lo, hi), -np.inf)
+        return np.where(lo > hi, -np.inf, bound(d, a, lo, hi))
     return over_stats
 
 

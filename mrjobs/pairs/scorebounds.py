@@ -144,8 +144,12 @@ def stat_range(stats, groups, n_groups):
         return None, None
     lo = np.full(n_groups, np.inf)
     hi = np.full(n_groups, -np.inf)
-    np.minimum.at(lo, groups, stats)
-    np.maximum.at(hi, groups, stats)
+    # a NaN statistic (correlation's vector without variance, which the job
+    # does not index) makes its group's range NaN: its bounds are NaN, and
+    # NaN bounds keep their cells live
+    with np.errstate(invalid="ignore"):
+        np.minimum.at(lo, groups, stats)
+        np.maximum.at(hi, groups, stats)
     return lo, hi
 
 
