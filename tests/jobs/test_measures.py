@@ -3,8 +3,8 @@
 Each measure is scored from pair dots that the tests compute themselves
 (dense numpy products of the prepared weights), and compared with a
 reference built from the raw dense vectors: scipy.spatial.distance, numpy
-for Pearson (Mahout's) and numpy.corrcoef for the correlation, Dunning's entropies in exact decimal arithmetic for the
-log-likelihood ratio.  Corpora are Zipf-distributed with a fixed seed and
+for Pearson (Mahout's) and numpy.corrcoef for the correlation, Dunning's
+entropies in exact decimal arithmetic for the log-likelihood ratio.  Corpora are Zipf-distributed with a fixed seed and
 carry the awkward cases (one-feature vectors, identical, scaled and negated
 copies, a feature in every vector, vectors that centre to zero).
 """
