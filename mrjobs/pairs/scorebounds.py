@@ -204,7 +204,9 @@ def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
     of :mod:`mrjobs.pairs.bounds`).  ``cosine``, ``pearson``, ``dot``, ``cooccurrence`` and the
     count measures score with operations that are each monotone in ``d``
     (clamping, exact integer sums, one correctly rounded division), so the
-    job's rounded score never exceeds the rounded bound.  ``tanimoto``
+    job's rounded score never exceeds the rounded bound; so does
+    ``correlation``, ``d - a b`` with the bound's ``a b*`` rounded no higher
+    than the job's ``a b``.  ``tanimoto``
     rounds to a relative ~1e-12 (the norms' ratio ``t`` comes from ``exp``
     of a difference of logarithms below ~710; its denominator is >= 3/4).
     For ``euclidean`` the job's ``q = 1 + t^2 - 2 t c`` carries an absolute
