@@ -15,7 +15,7 @@ import sys
 import time
 
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.measures import MEASURES
+from mrjobs.measures import MEASURES, get as get_measure
 from mrjobs.parsing import parse_vector
 from mrjobs.testing import run_job
 
@@ -60,8 +60,9 @@ def main(argv=None):
     o = ap.parse_args(argv)
     feats = _features(o.corpus)
     extra = []
-    if o.measure == "loglikelihood":
-        # the 2 x 2 table needs the corpus's number of distinct features
+    if get_measure(o.measure).needs_n_features:
+        # loglikelihood's 2 x 2 table and correlation's N: the corpus's number of
+        # distinct features
         extra = ["--num-features", str(len(set().union(*feats.values())) or 1)]
     t0 = time.perf_counter()
     ranked, counters = strongest_pairs(o.corpus, o.measure, o.pairs, o.runner, extra)

@@ -288,7 +288,7 @@ class MRSparseDotProducts(SparseJob):
         batch, self._batch, self._batch_entries = self._batch, [], 0
         if batch:
             yield from prepare_batch(batch, self.options.measure, self.counts,
-                                     self.strategy.take)
+                                     self.strategy.take, self.options.num_features)
 
     def reducer_vectors_final(self):
         yield from self._prepare_batch()
@@ -343,13 +343,20 @@ def task_step(job, step):
     return MRStep(reducer_init=init, reducer=step.reducer, reducer_final=final)
 
 
-def prepare_batch(batch, measure_name, counts, take):
+def prepare_batch(batch, measure_name, counts, take, n_features=None):
     """Prepare a batch of vectors ``(doc, query, ids, weights)`` for the
-    measure (one vectorised call) and hand each to ``take`` (the strategy's);
-    vectors the measure cannot score are counted."""
+    measure (one vectorised call; ``n_features``: ``--num-features``) and
+    hand each to ``take`` (the strategy's); vectors the measure cannot score
+    are counted."""
     lengths = np.array([b[2].shape[0] for b in batch], np.int64)
     weights = np.concatenate([b[3] for b in batch]).astype(np.float64, copy=False)
-    prepared, stats = prepare_rows(measure_name, weights, lengths)
+    try:
+        prepared, stats = prepare_rows(measure_name, weights, lengths, n_features=n_features)
+    except ValueError as e:
+        if n_features is None:
+            raise
+        raise ValueError("%s (is --num-features %d the number of distinct features of the "
+                         "corpus?)" % (e, n_features)) from None
     measure = get_measure(measure_name)
     valid = np.ones(len(batch), bool) if stats is None else measure.valid(stats)
     if not valid.all():

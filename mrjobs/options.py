@@ -173,10 +173,10 @@ def add_dot_products_options(job, strategies):
              "of features; default 'dot'): " + help_text(sep="; ") + ".")
     job.add_passthru_arg(
         "--num-features", type=at_least(1, MAX_COUNT), default=None, metavar="N",
-        help="The number of distinct features of the corpus (all input vectors, "
-             "before any --max-df cut): needed by --measure loglikelihood, whose 2x2 "
-             "table counts the features that neither vector has. The inverted index "
-             "job writes one line per feature.")
+        help="The number of distinct features of the corpus (all input vectors, before "
+             "any --max-df cut): needed by --measure loglikelihood (its 2x2 table counts "
+             "the features that neither vector has) and correlation (the textbook one, "
+             "over all N features). The inverted index job writes one line per feature.")
     job.add_passthru_arg(
         "--threshold", type=finite_float, default=None, metavar="T",
         help="Keep only scores >= T.")

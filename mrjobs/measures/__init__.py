@@ -13,6 +13,7 @@ measure        weights indexed  statistic  score of x, y                        
 dot            w                --         x.y                                        --
 cosine         w / |w|          --         x.y / (|x| |y|)                            [-1, 1]
 pearson        c / |c|          scorable   cosine of the centred c (see below)        [-1, 1]
+correlation    x / (sqrt(N) s)  mean / s   x'.y' - a b (see below)                    [-1, 1]
 tanimoto       w / |w|          log |w|    x.y / (|x|^2 + |y|^2 - x.y)                [-1/3, 1]
 euclidean      w / |w|          log |w|    1 / (1 + |x - y|)                          [0, 1]
 jaccard        1                nnz        k11 / (|X| + |Y| - k11)                    [0, 1]
@@ -23,7 +24,9 @@ loglikelihood  1                nnz        1 - 1 / (1 + LLR(k11, k12, k21, k22))
 =============  ===============  =========  =========================================  =========
 
 ``|w|`` is the Euclidean norm, ``X`` the set of features of ``x`` (its
-nonzero entries), ``k11 = |X & Y|`` the number of shared features.
+nonzero entries), ``k11 = |X & Y|`` the number of shared features, ``N`` the
+number of distinct features of the corpus (the vectors' length, zeros
+included), ``s`` a vector's standard deviation over its ``N`` entries.
 
 * ``jaccard`` is what Mahout calls the Tanimoto coefficient
   (``SIMILARITY_TANIMOTO_COEFFICIENT``); our ``tanimoto`` is the *extended*
@@ -41,7 +44,32 @@ nonzero entries), ``k11 = |X & Y|`` the number of shared features.
   two, which changes no bit, before the sum); as in Mahout, which indexes
   the nonzero entries of the centred vectors, such an entry is no longer an
   entry (:attr:`Measure.index_zeros` is False): two vectors that share only
-  such features get no Pearson score.
+  such features get no Pearson score.  It is not the textbook correlation:
+  that is ``correlation``.
+* ``correlation`` is the textbook Pearson correlation coefficient of the
+  two vectors as vectors of length ``N``, zeros included: what
+  ``numpy.corrcoef`` gives for the dense vectors,
+  ``(N x.y - sx sy) / sqrt((N sxx - sx^2) (N syy - sy^2))`` (``sx`` the sum
+  of x's weights, ``sxx`` of their squares).  It is computed from the sparse
+  vectors: ``x' = x / (sqrt(N) s)`` is indexed, ``a = mean / s`` (over the
+  ``N`` entries) travels with it, and the score is ``x'.y' - a b``.  ``N``
+  is needed to prepare and to score (:func:`prepare` and :func:`score` take
+  it as ``n_features``); a vector with more nonzero weights than ``N``
+  raises ``ValueError``, as does a score beyond [-1, 1] by more than
+  rounding (the pair has more features than ``N``); a smaller ``N`` that
+  shows in neither gives the correlation of shorter vectors.  A vector
+  constant over all ``N`` features (it has every feature of the corpus,
+  all with one weight) has no variance, hence no correlation (NaN in
+  numpy): its statistic is NaN, its prepared weights are 0.0, every score
+  it takes part in is 0.0 and :func:`valid` is False.  A vector with fewer
+  than ``N`` nonzero weights always has a correlation.  As with every
+  measure, only pairs that share a feature are scored: two vectors with no
+  feature in common have a (usually small, negative) correlation that the
+  job does not compute.  The variance is a sum of non-negative terms
+  (``N^2 s^2 = (N - nnz) sxx + nnz sum (x - mean_nz)^2``), but ``x'.y' - a
+  b`` cancels: its absolute error is about ``nnz eps sqrt((1 + a^2) (1 +
+  b^2))``, near ``eps`` for sparse vectors (``a^2 <= nnz / (N - nnz)``),
+  larger only for vectors nearly constant over all ``N`` features.
 * ``euclidean`` is ``1 / (1 + |x - y|)`` with ``|x - y|^2 = |x|^2 + |y|^2 -
   2 x.y`` clamped at 0, as in Mahout's ``EuclideanDistanceSimilarity``.
 * ``loglikelihood`` is Mahout's ``LoglikelihoodSimilarity``: ``LLR`` is
@@ -61,12 +89,14 @@ Robustness
 Norms never overflow or underflow for finite weights: a vector is divided
 by its largest absolute weight before anything is squared, and the norm
 travels as its natural logarithm (``-inf`` for a vector without nonzero
-weights), so cosine, Pearson, Tanimoto and Euclidean scores are right for
-weights like 1e-200 or 1e300.  Scores are clamped to their range, and a
+weights), so cosine, Pearson, correlation, Tanimoto and Euclidean scores
+are right for weights like 1e-200 or 1e300.  Scores are clamped to their range, and a
 sum of products of unit weights within :data:`UNIT_SNAP` (2**-44) of +-1,
 which rounding cannot tell from +-1, is taken as +-1: two identical vectors
 score exactly 1.0 (cosine, Pearson, Tanimoto, Euclidean, at any scale), not
-1.0000000000000002 or 0.9999999999999998.  Only
+1.0000000000000002 or 0.9999999999999998 (``correlation`` too, within
+:data:`UNIT_SNAP`, which holds unless the vector is nearly constant over
+all ``N`` features).  Only
 ``dot`` passes its sums through untouched: a dot product beyond float64's
 range is +-inf (NaN if infinities of both signs meet); the job should count
 non-finite ``dot`` scores.  Euclidean distances are derived from dot
@@ -96,6 +126,9 @@ In a job
   0.0, never NaN, so a job that indexes it anyway must drop the pairs where
   ``valid`` of either statistic is False and count them, rather than write
   them.
+* ``correlation``: as ``pearson``, leave out and count the vectors with
+  ``not valid("correlation", stat)``; :func:`prepare_rows` and :func:`score`
+  both need ``n_features=N`` (see ``loglikelihood``).
 * ``loglikelihood``: :func:`score` needs ``n_features=N``, the number of
   distinct features of the whole input (corpus and queries, before any
   ``--max-df`` cut), i.e. the number of posting lists of the index step.
@@ -117,13 +150,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from mrjobs.measures.bounds import (Q_SLACK, cityblock_bound, dot_bound, euclidean_bound,
-                                    jaccard_bound, overlap_bound, stat_bound, tanimoto_bound,
-                                    unit_bound)
+from mrjobs.measures.bounds import (Q_SLACK, cityblock_bound, correlation_bound, dot_bound,
+                                    euclidean_bound, jaccard_bound, overlap_bound, stat_bound,
+                                    tanimoto_bound, unit_bound)
 from mrjobs.measures.measure import Measure
-from mrjobs.measures.scores import (UNIT_LIMIT, UNIT_SNAP, cityblock, cosine, dot, euclidean,
-                                    jaccard, log_likelihood_ratio, loglikelihood, overlap,
-                                    tanimoto)
+from mrjobs.measures.scores import (UNIT_LIMIT, UNIT_SNAP, cityblock, correlation, cosine, dot,
+                                    euclidean, jaccard, log_likelihood_ratio, loglikelihood,
+                                    overlap, tanimoto)
 
 __all__ = ["MEASURES", "PRUNABLE", "REGISTRY", "Measure", "get", "help_text", "has_stats",
            "stat_bound",
@@ -138,11 +171,17 @@ _INF = float("inf")
 REGISTRY = MappingProxyType({m.name: m for m in (
     Measure("dot", "x.y", "raw", None, dot, bound=dot_bound),
     Measure("cosine", "x.y / (|x| |y|)", "unit", None, cosine, -1.0, 1.0, bound=unit_bound),
-    Measure("pearson", "cosine of x and y with their nonzero entries centred on |x|_1/nnz(x) "
-            "(Mahout's, not the textbook correlation over all features: zero entries stay "
-            "zero; a vector whose nonzero weights are all equal and positive has none)",
+    Measure("pearson", "Mahout's Pearson: cosine of x and y with their nonzero entries "
+            "centred on |x|_1/nnz(x), zero entries staying zero (not the textbook "
+            "correlation over all features: see 'correlation'; a vector whose nonzero "
+            "weights are all equal and positive has none)",
             "centred_unit", "scorable", cosine, -1.0, 1.0, index_zeros=False,
             bound=unit_bound),
+    Measure("correlation", "the textbook Pearson correlation coefficient of x and y over "
+            "all N features, zeros included, as numpy.corrcoef of the dense vectors (needs "
+            "N, the corpus's number of features; a vector constant over all N features has "
+            "none)", "standardised", "mean_per_sd", correlation, -1.0, 1.0,
+            needs_n_features=True, bound=stat_bound(correlation_bound)),
     Measure("tanimoto", "x.y / (|x|^2 + |y|^2 - x.y), the extended (weighted) Jaccard",
             "unit", "lognorm", tanimoto, -1.0 / 3.0, 1.0, bound=stat_bound(tanimoto_bound)),
     Measure("euclidean", "1 / (1 + |x - y|)", "unit", "lognorm", euclidean, 0.0, 1.0,
@@ -168,7 +207,7 @@ REGISTRY = MappingProxyType({m.name: m for m in (
 MEASURES = tuple(REGISTRY)
 #: measures whose scores :mod:`mrjobs.pairs.bounds` bounds from a dot-product
 #: bound: those with a ``bound`` (loglikelihood has none: it is not monotone in
-#: the shared count)
+#: the shared count; correlation's is ``d - a b`` at an end of the group's range of ``b``)
 PRUNABLE = frozenset(m.name for m in REGISTRY.values() if m.bound is not None)
 
 
@@ -203,7 +242,7 @@ def has_stats(measure):
     return get(measure).stat is not None
 
 
-def prepare(measure, weights):
+def prepare(measure, weights, *, n_features=None):
     """The weights to index and the vector's statistic (or None).
 
     Parameters
@@ -211,6 +250,9 @@ def prepare(measure, weights):
     measure : str
     weights : numpy.ndarray
         The vector's nonzero weights (1-D, finite), the whole vector.
+    n_features : int, optional
+        ``correlation`` only (ignored by the others): the number of distinct
+        features of the corpus, the length ``N`` of the vectors.
 
     Returns
     -------
@@ -232,11 +274,12 @@ def prepare(measure, weights):
     if m.weights == "raw":
         return weights, None
     w = np.asarray(weights, dtype=np.float64)
-    prepared, stats = m.prepare_rows(w, np.array([w.shape[0]] if w.ndim == 1 else [-1]))
+    prepared, stats = m.prepare_rows(w, np.array([w.shape[0]] if w.ndim == 1 else [-1]),
+                                     n_features)
     return prepared, None if stats is None else float(stats[0])
 
 
-def prepare_rows(measure, weights, lengths):
+def prepare_rows(measure, weights, lengths, *, n_features=None):
     """:func:`prepare` for many vectors at once.
 
     Parameters
@@ -247,6 +290,8 @@ def prepare_rows(measure, weights, lengths):
     lengths : numpy.ndarray
         Number of entries of each vector (integers >= 0, summing to
         ``len(weights)``); empty vectors are allowed.
+    n_features : int, optional
+        ``correlation`` only: see :func:`prepare`.
 
     Returns
     -------
@@ -262,7 +307,7 @@ def prepare_rows(measure, weights, lengths):
     >>> w.tolist(), np.exp(s).round(12).tolist()
     ([0.6, 0.8, 1.0], [5.0, 0.0, 2.0])
     """
-    return get(measure).prepare_rows(weights, lengths)
+    return get(measure).prepare_rows(weights, lengths, n_features)
 
 
 def score(measure, dots, self_stat, stats, *, n_features=None):
@@ -280,8 +325,10 @@ def score(measure, dots, self_stat, stats, *, n_features=None):
     stats : numpy.ndarray or None
         The second vectors' statistics, as long as ``dots``.
     n_features : int, optional
-        ``loglikelihood`` only (ignored by the others): the number of
-        distinct features of the corpus, Mahout's ``numberOfColumns``.  The
+        ``loglikelihood`` and ``correlation`` only (ignored by the others):
+        the number of distinct features of the corpus, Mahout's
+        ``numberOfColumns`` (``correlation``'s was already taken by
+        :func:`prepare`; the score checks it is given all the same).  The
         job has to count them (features of all input vectors, before any
         ``--max-df`` cut, e.g. the number of step-1 reducer keys, in a step
         or a counter of its own) and pass the count to the scoring reducers.
@@ -289,14 +336,17 @@ def score(measure, dots, self_stat, stats, *, n_features=None):
     Returns
     -------
     numpy.ndarray
-        float64 scores.  For ``pearson`` the scores of pairs where either
-        vector is not :func:`valid` are 0.0; the job must drop and count them.
+        float64 scores.  For ``pearson`` and ``correlation`` the scores of
+        pairs where either vector is not :func:`valid` are 0.0; the job must
+        drop and count them.
 
     Raises
     ------
     ValueError
         For an unknown measure, missing statistics or ``n_features``, or
-        numbers that cannot come from prepared vectors.
+        numbers that cannot come from prepared vectors (for ``correlation``,
+        a score beyond [-1, 1] by more than rounding: ``n_features`` is
+        smaller than the features of the pair).
 
     Examples
     --------
@@ -313,9 +363,10 @@ def valid(measure, stats):
     """Which vectors have scores under ``measure``, from their statistics.
 
     Only ``pearson`` has vectors without scores (those that centre to zero:
-    all nonzero weights equal and positive, e.g. one positive weight);
-    every other measure gives all True.  Works on a single statistic (a
-    0-d result) or an array.
+    all nonzero weights equal and positive, e.g. one positive weight), and
+    ``correlation`` (vectors constant over all ``N`` features: every feature
+    of the corpus, with equal weights); every other measure gives all True.
+    Works on a single statistic (a 0-d result) or an array.
 
     Examples
     --------

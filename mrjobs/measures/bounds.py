@@ -6,7 +6,8 @@ import numpy as np
 from mrjobs.measures.scores import UNIT_SNAP
 
 __all__ = ["Q_SLACK", "stat_bound", "dot_bound", "unit_bound", "tanimoto_bound",
-           "euclidean_bound", "jaccard_bound", "overlap_bound", "cityblock_bound"]
+           "euclidean_bound", "jaccard_bound", "overlap_bound", "cityblock_bound",
+           "correlation_bound"]
 
 
 #: absolute slack on a euclidean ``|x - y|^2 / max(|x|, |y|)^2`` (the norms'
@@ -47,6 +48,15 @@ def euclidean_bound(d, a, lo, hi):
     return np.where((q > 0) & (top > -np.inf), s, 1.0)
 
 
+def correlation_bound(d, a, lo, hi):
+    # r = d - a b is largest where a b is smallest: at an end of the group's
+    # range of b.  Rounding is monotone, so with a b* <= a b the rounded
+    # d_bound - a b* is at least the job's rounded d - a b; clamping and
+    # snapping up to 1 are those of the score
+    b = np.where(a >= 0, lo, hi)
+    return _unit(d - a * b)
+
+
 def _count_args(d, a, lo, hi):
     """(largest shared count, the group's count that maximises the score)."""
     k = np.minimum(np.floor(d), a)
@@ -75,12 +85,13 @@ def cityblock_bound(d, a, lo, hi):
 def stat_bound(bound):
     """A measure's bound over a group's range of statistics: ``bound(d, a,
     lo, hi)`` on float64 arrays (rows' statistics as a column, groups' range
-    as a row), ``-inf`` for an empty group (``lo > hi``)."""
+    as a row), ``-inf`` for an empty group (``lo > hi``); NaN where a range is
+    NaN (it holds a NaN statistic: see :func:`~mrjobs.pairs.bounds.stat_range`)."""
     def over_stats(d, a, lo, hi):
         a = np.asarray(a, dtype=np.float64)[:, None]
         lo = np.asarray(lo, dtype=np.float64)[None, :]
         hi = np.asarray(hi, dtype=np.float64)[None, :]
-        return np.where(lo <= hi, bound(d, a, lo, hi), -np.inf)
+        return np.where(lo > hi, -np.inf, bound(d, a, lo, hi))
     return over_stats
 
 

@@ -23,10 +23,12 @@ class Measure:
         One line of ASCII for ``--help``.
     weights : str
         Which prepared weights are indexed: a property of :class:`_Rows`
-        (``"raw"``, ``"binary"``, ``"unit"``, ``"centred_unit"``).
+        (``"raw"``, ``"binary"``, ``"unit"``, ``"centred_unit"``,
+        ``"standardised"``).
     stat : str or None
         Which per-vector statistic travels with them, a property of
-        :class:`_Rows` (``"count"``, ``"lognorm"``, ``"scorable"``), or None.
+        :class:`_Rows` (``"count"``, ``"lognorm"``, ``"scorable"``,
+        ``"mean_per_sd"``), or None.
     combine : callable
         ``combine(d, a, b, n_features)``: scores (before clamping) from the
         summed products ``d`` and the statistics ``a``, ``b`` (float64
@@ -34,7 +36,9 @@ class Measure:
     lo, hi : float
         The mathematical range; scores are clamped to it.
     needs_n_features : bool
-        :func:`score` needs the corpus's number of distinct features.
+        :func:`score` needs the corpus's number of distinct features (and
+        :func:`prepare_rows` too where the weights depend on it:
+        ``"standardised"``).
     counts : bool
         ``d``, ``a`` and ``b`` are counts (binary weights, ``nnz``); they are
         checked for consistency.
@@ -63,14 +67,17 @@ class Measure:
     index_zeros: bool = True
     bound: Optional[Callable] = None
 
-    def prepare_rows(self, weights, lengths):
+    def prepare_rows(self, weights, lengths, n_features=None):
         """See :func:`prepare_rows`."""
-        return self._prepare(_Rows(weights, lengths))
+        return self._prepare(_Rows(weights, lengths, n_features))
 
     def _prepare(self, rows):
-        with np.errstate(under="ignore"):
-            prepared = getattr(rows, self.weights)
-            stats = None if self.stat is None else getattr(rows, self.stat)
+        try:
+            with np.errstate(under="ignore"):
+                prepared = getattr(rows, self.weights)
+                stats = None if self.stat is None else getattr(rows, self.stat)
+        except _NFeaturesError as e:
+            raise ValueError("measure %r: %s" % (self.name, e)) from None
         return prepared, stats
 
     def score(self, dots, self_stat, stats, n_features=None):
@@ -106,9 +113,18 @@ class Measure:
 
     def valid(self, stats):
         """True where a vector can be scored (see :func:`valid`)."""
-        if self.stat != "scorable" or stats is None:
+        if self.stat not in _VALID or stats is None:
             return np.ones(np.shape(stats), dtype=bool)
-        return np.asarray(stats) > 0
+        return _VALID[self.stat](np.asarray(stats))
+
+
+#: the statistics that tell vectors without scores: pearson's (0.0: centres
+#: to zero), correlation's (NaN: no variance over the N features)
+_VALID = {"scorable": lambda s: s > 0, "mean_per_sd": lambda s: ~np.isnan(s)}
+
+
+class _NFeaturesError(ValueError):
+    """Weights that need ``n_features`` without it, or with too few."""
 
 
 # -- per-vector numbers, for many vectors at once --------------------------
@@ -122,7 +138,7 @@ class _Rows:
     so a vector gives the same bits wherever it sits in the batch.
     """
 
-    def __init__(self, weights, lengths):
+    def __init__(self, weights, lengths, n_features=None):
         w = np.asarray(weights, dtype=np.float64)
         n = np.asarray(lengths)
         if w.ndim != 1 or n.ndim != 1:
@@ -139,6 +155,7 @@ class _Rows:
                              % w[np.flatnonzero(~np.isfinite(w))[0]])
         self.w = w
         self.lengths = n
+        self.n_features = n_features
         nonempty = n > 0
         starts = np.zeros(n.shape[0], dtype=np.int64)
         np.cumsum(n[:-1], out=starts[1:])
@@ -187,6 +204,10 @@ class _Rows:
     def centred_unit(self):
         return self._centred[0]
 
+    @property
+    def standardised(self):
+        return self._standard[0]
+
     # statistics
 
     @property
@@ -204,6 +225,10 @@ class _Rows:
     @property
     def scorable(self):
         return (self._centred[1] > 0).astype(np.float64)
+
+    @property
+    def mean_per_sd(self):
+        return self._standard[1]
 
     @cached_property
     def _unit_w(self):
@@ -225,6 +250,51 @@ class _Rows:
         c = np.where(nz, s - self._spread(mean), 0.0)
         u, cm, _ = self._unit(c)
         return u, cm
+
+    @cached_property
+    def _standard(self):
+        """(x / (sqrt(N) sd), mean / sd) over all ``N`` features, zeros
+        included (``sd``: the population standard deviation); zero weights
+        and NaN for a vector without variance."""
+        w = self.w
+        nz = w != 0
+        k = self._sum(nz.astype(np.float64))
+        n = self._n_at_least(k)
+        # scaled by a power of two (the largest |x| into [0.5, 1)): nothing
+        # overflows, and the scale cancels out of both numbers
+        _, e = np.frexp(self._max(np.abs(w)))
+        s = np.ldexp(w, -self._spread(e))
+        sx = self._sum(s)
+        ss = self._sum(s * s)
+        # N^2 var = N sum s^2 - (sum s)^2 = (N - k) sum s^2 + k sum (s - mean_nz)^2
+        # over the k nonzero entries: a sum of non-negative terms, exactly 0
+        # only for a vector constant over all N features
+        dev = np.where(nz, s - self._spread(sx / np.where(k > 0, k, 1.0)), 0.0)
+        # nonzero entries all equal: exactly no spread (the rounded mean may
+        # differ from them by an ulp)
+        equal = self._max(np.where(nz, s, -_INF)) == -self._max(np.where(nz, -s, -_INF))
+        spread = np.where(equal, 0.0, self._sum(dev * dev))
+        v = np.sqrt((n - k) * ss + k * spread)
+        ok = v > 0
+        v1 = np.where(ok, v, 1.0)
+        prepared = s * self._spread(np.where(ok, np.sqrt(n) / v1, 0.0))
+        return prepared, np.where(ok, sx / v1, np.nan)
+
+    def _n_at_least(self, k):
+        """``n_features`` as a float, checked against each vector's number
+        ``k`` of nonzero weights."""
+        n = self.n_features
+        if n is None:
+            raise _NFeaturesError("needs n_features, the number of distinct features of the "
+                                  "corpus (the length of the vectors, zeros included)")
+        n = float(n)
+        if not n >= 1:
+            raise _NFeaturesError("n_features must be at least 1, not %r" % (self.n_features,))
+        if k.shape[0] and k.max() > n:
+            raise _NFeaturesError(
+                "a vector has %d features, more than n_features=%d: n_features must be the "
+                "number of distinct features of the whole corpus" % (int(k.max()), int(n)))
+        return n
 
 
 # -- checks ------------------------------------------------------------------

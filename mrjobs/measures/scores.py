@@ -4,7 +4,8 @@ Dunning's log-likelihood ratio."""
 import numpy as np
 
 __all__ = ["UNIT_SNAP", "UNIT_LIMIT", "log_likelihood_ratio", "dot", "cosine", "tanimoto",
-           "euclidean", "jaccard", "overlap", "cityblock", "loglikelihood"]
+           "euclidean", "jaccard", "overlap", "cityblock", "loglikelihood", "correlation",
+           "CORR_ROUNDING"]
 
 _INF = float("inf")
 
@@ -41,6 +42,11 @@ def _unit_dot(d):
             raise ValueError("a sum of products of unit weights is %r, beyond rounding of "
                              "+-1: were the weights prepared for this measure?"
                              % float(d[np.abs(d) > UNIT_LIMIT][0]))
+    return _snap(d)
+
+
+def _snap(d):
+    """Clamped to [-1, 1], and exactly +-1 within :data:`UNIT_SNAP` of it."""
     c = np.clip(d, -1.0, 1.0)
     c[c >= 1.0 - UNIT_SNAP] = 1.0
     c[c <= UNIT_SNAP - 1.0] = -1.0
@@ -90,6 +96,29 @@ def cityblock(d, a, b, n):
 def loglikelihood(d, a, b, n):
     llr = log_likelihood_ratio(d, a - d, b - d, n - a - b + d)
     return llr / (1.0 + llr)
+
+
+#: a correlation beyond [-1, 1] by more than this times ``sqrt((1 + a^2) (1 +
+#: b^2))`` (the scale of its rounding, ``|x'| |y'|``) is not rounding
+CORR_ROUNDING = 2.0 ** -20
+
+
+def correlation(d, a, b, n):
+    # r = x'.y' - a b with x' = x / (sqrt(N) sd(x)), a = mean(x) / sd(x): the
+    # covariance over the N features divided by both standard deviations.  A
+    # NaN statistic (no variance) scores 0.0, as pearson's vectors that centre
+    # to zero do: the job leaves such vectors out
+    ok = ~(np.isnan(a) | np.isnan(b))
+    a = np.where(ok, a, 0.0)
+    b = np.where(ok, b, 0.0)
+    r = d - a * b
+    # |x'|^2 = 1 + a^2: the products' scale, what rounding is relative to
+    beyond = np.abs(r) > 1.0 + CORR_ROUNDING * np.sqrt((1.0 + a * a) * (1.0 + b * b))
+    if beyond.any():
+        raise ValueError("a correlation of %r, beyond rounding of [-1, 1]: is n_features the "
+                         "number of distinct features of the whole corpus?"
+                         % float(np.broadcast_to(r, beyond.shape)[beyond][0]))
+    return np.where(ok, _snap(r), 0.0)
 
 
 def log_likelihood_ratio(k11, k12, k21, k22):

@@ -35,6 +35,11 @@ over a group is known in closed form (:data:`SUPPORTED`):
 * ``dot``, ``cooccurrence``: the score is the dot product.
 * ``cosine``, ``pearson``: the score is the (clamped) dot product of unit
   (or centred unit) weights.
+* ``correlation``: the score is ``d - a b`` (``a``, ``b`` the vectors'
+  ``mean / sd``), largest at the end of the group's range of ``b`` where
+  ``a b`` is smallest.  A vector without variance has a NaN statistic (the
+  job does not index it): its group's range is NaN, and so are its bounds,
+  which keep their cells live.
 * ``tanimoto``: ``c t / (1 + t^2 - c t)`` with ``c`` the cosine and ``t``
   the ratio of the smaller norm to the larger; for ``c >= 0`` it grows with
   ``c`` and with ``t``, so the group's norm closest to the row's gives the

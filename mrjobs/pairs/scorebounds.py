@@ -144,8 +144,12 @@ def stat_range(stats, groups, n_groups):
         return None, None
     lo = np.full(n_groups, np.inf)
     hi = np.full(n_groups, -np.inf)
-    np.minimum.at(lo, groups, stats)
-    np.maximum.at(hi, groups, stats)
+    # a NaN statistic (correlation's vector without variance, which the job
+    # does not index) makes its group's range NaN: its bounds are NaN, and
+    # NaN bounds keep their cells live
+    with np.errstate(invalid="ignore"):
+        np.minimum.at(lo, groups, stats)
+        np.maximum.at(hi, groups, stats)
     return lo, hi
 
 
@@ -200,7 +204,9 @@ def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
     of :mod:`mrjobs.pairs.bounds`).  ``cosine``, ``pearson``, ``dot``, ``cooccurrence`` and the
     count measures score with operations that are each monotone in ``d``
     (clamping, exact integer sums, one correctly rounded division), so the
-    job's rounded score never exceeds the rounded bound.  ``tanimoto``
+    job's rounded score never exceeds the rounded bound; so does
+    ``correlation``, ``d - a b`` with the bound's ``a b*`` rounded no higher
+    than the job's ``a b``.  ``tanimoto``
     rounds to a relative ~1e-12 (the norms' ratio ``t`` comes from ``exp``
     of a difference of logarithms below ~710; its denominator is >= 3/4).
     For ``euclidean`` the job's ``q = 1 + t^2 - 2 t c`` carries an absolute

@@ -27,14 +27,20 @@ MAX_TASKS = 1_000_000
 # -- estimates -----------------------------------------------------------------
 
 class _Family:
-    """One family's sample, scaled to ``N`` vectors, with prepared weights."""
+    """One family's sample, scaled to ``N`` vectors, with prepared weights
+    (:meth:`prepare`)."""
 
-    def __init__(self, sample, n_target, measure):
+    def __init__(self, sample, n_target):
         self.s = sample
         self.N = float(n_target) if n_target else sample.vectors()
         self.scale = self.N / sample.n
-        self.prepared, self.stats = prepare_rows(measure, sample.weights, sample.lengths)
         self.row = np.repeat(np.arange(sample.n), sample.lengths)
+        self.prepared = self.stats = None
+
+    def prepare(self, measure, n_features):
+        """The sample's weights and statistics, prepared for ``measure``."""
+        self.prepared, self.stats = prepare_rows(measure, self.s.weights, self.s.lengths,
+                                                 n_features=n_features)
 
 
 def _features(fams, max_df):
@@ -239,15 +245,17 @@ def _products_computed(e, o):
 
 def estimate(corpus, queries, o, calibration=None):
     """The plan: a dict of estimates for the options ``o`` (see :func:`main`)."""
-    fams = [_Family(corpus, o.vectors, o.measure)]
+    fams = [_Family(corpus, o.vectors)]
     if queries is not None:
-        fams.append(_Family(queries, None, o.measure))
+        fams.append(_Family(queries, None))
     n_feat, df_hat, kept = _features(fams, o.max_df)
     if get_measure(o.measure).needs_n_features and o.num_features < n_feat:
         raise PlanError("--num-features %d is fewer than the %d distinct features of the "
                         "sample: it must count the distinct features of the whole corpus "
                         "(the line count of the inverted index job's output)"
                         % (o.num_features, n_feat))
+    for f in fams:
+        f.prepare(o.measure, o.num_features)
     e = {"fams": fams, "features_seen": n_feat, "features_cut": int((~kept).sum()),
          "df_hat": df_hat,
          "products": _products(fams, kept, o.include_self)}

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.measures import MEASURES
+from mrjobs.measures import MEASURES, get
 from mrjobs.testing import run_job
 from tests.jobs_helpers import corpus, read_corpus
 from tests.jobs.test_measures import pearson_undefined, reference
@@ -32,7 +32,7 @@ def expected(measure, include_self=False):
 
 
 def args_of(measure):
-    if measure == "loglikelihood":
+    if get(measure).needs_n_features:
         return ["--measure", measure, "--num-features", str(len(FEATS))]
     return ["--measure", measure]
 

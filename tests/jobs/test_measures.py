@@ -3,8 +3,8 @@
 Each measure is scored from pair dots that the tests compute themselves
 (dense numpy products of the prepared weights), and compared with a
 reference built from the raw dense vectors: scipy.spatial.distance, numpy
-for Pearson, Dunning's entropies in exact decimal arithmetic for the
-log-likelihood ratio.  Corpora are Zipf-distributed with a fixed seed and
+for Pearson (Mahout's) and numpy.corrcoef for the correlation, Dunning's
+entropies in exact decimal arithmetic for the log-likelihood ratio.  Corpora are Zipf-distributed with a fixed seed and
 carry the awkward cases (one-feature vectors, identical, scaled and negated
 copies, a feature in every vector, vectors that centre to zero).
 """
@@ -80,10 +80,10 @@ def csr_parts(X):
     return X[mask], mask.sum(axis=1)
 
 
-def prepared_dense(measure, X):
+def prepared_dense(measure, X, n_features=None):
     """Dense prepared weights and the statistics, through prepare_rows."""
     w, lengths = csr_parts(X)
-    pw, stats = prepare_rows(measure, w, lengths)
+    pw, stats = prepare_rows(measure, w, lengths, n_features=n_features)
     P = np.zeros_like(X)
     P[X != 0] = pw
     return P, stats
@@ -91,7 +91,7 @@ def prepared_dense(measure, X):
 
 def all_scores(measure, X, n_features=None):
     """Scores of every pair (i, j), from dense dots of the prepared weights."""
-    P, stats = prepared_dense(measure, X)
+    P, stats = prepared_dense(measure, X, n_features)
     D = P @ P.T
     S = np.empty_like(D)
     for i in range(X.shape[0]):
@@ -148,6 +148,10 @@ def reference(measure, X):
         S = np.full(D.shape, np.nan)
         S[np.ix_(ok, ok)] = 1.0 - cdist(Z[ok], Z[ok], "cosine")
         return S
+    if measure == "correlation":
+        # the textbook coefficient over all features; NaN for a constant vector
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.corrcoef(X)
     if measure == "loglikelihood":
         n = X.shape[1]
         S = np.empty(D.shape)
@@ -172,8 +176,8 @@ def pearson_undefined(X):
     return np.array(out)
 
 
-REFERENCED = ("dot", "cosine", "pearson", "tanimoto", "euclidean", "jaccard", "overlap",
-              "cooccurrence", "cityblock", "loglikelihood")
+REFERENCED = ("dot", "cosine", "pearson", "correlation", "tanimoto", "euclidean", "jaccard",
+              "overlap", "cooccurrence", "cityblock", "loglikelihood")
 
 
 # -- tests --------------------------------------------------------------------
@@ -261,6 +265,11 @@ def test_awkward_cases_score_exactly():
     cos, _ = all_scores("cosine", X)
     assert cos[scaled] == 1.0
     assert cos[neg[0], 7] == -1.0
+    # correlation too: invariant under scaling, -1 with the negated copy
+    cor, _ = all_scores("correlation", X, n_features=X.shape[1])
+    assert cor[ident] == cor[neg] == cor[scaled] == 1.0
+    assert (np.diag(cor) == 1.0).all()
+    assert cor[neg[0], 7] == -1.0
     tan, _ = all_scores("tanimoto", X)
     assert tan[neg[0], 7] == -1.0 / 3.0
     # the feature in every vector: every pair shares at least one feature
@@ -271,7 +280,7 @@ def test_awkward_cases_score_exactly():
 def test_score_broadcasts_rows_and_pairs_alike():
     X = CORPORA[1]
     for measure in MEASURES:
-        P, stats = prepared_dense(measure, X)
+        P, stats = prepared_dense(measure, X, X.shape[1])
         D = P @ P.T
         rows, _ = all_scores(measure, X, n_features=X.shape[1])
         i, j = np.triu_indices(X.shape[0])
@@ -290,18 +299,20 @@ def test_prepare_rows_equals_prepare_bit_for_bit(measure):
         vectors.insert(p, np.zeros(0))
     vectors.append(rng.standard_normal(700) * 10.0 ** rng.integers(-200, 200, size=700))
     lengths = np.array([v.shape[0] for v in vectors])
-    pw, stats = prepare_rows(measure, np.concatenate(vectors), lengths)
+    n = 1000  # correlation's N
+    pw, stats = prepare_rows(measure, np.concatenate(vectors), lengths, n_features=n)
     assert pw.dtype == np.float64 and pw.shape == (lengths.sum(),)
     assert (stats is None) == (not has_stats(measure))
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     for k, v in enumerate(vectors):
-        w, s = prepare(measure, v)
+        w, s = prepare(measure, v, n_features=n)
         assert w.tobytes() == pw[offsets[k]:offsets[k + 1]].tobytes()
         if stats is None:
             assert s is None
         else:
             assert isinstance(s, float)
             assert np.float64(s).tobytes() == stats[k].tobytes()
+            assert not np.isnan(s) or (measure == "correlation" and not v.shape[0])
 
 
 def test_prepare_rows_checks_its_input():
@@ -421,11 +432,14 @@ def exact_reference(measure, x, y):
                 mean = sum(abs(e) for e in nz) / len(nz)
                 return [e - mean if e != 0 else Decimal(0) for e in v]
             a, b = centre(a), centre(b)
+        if measure == "correlation":  # centred over all entries, zeros included
+            a = [e - sum(a) / len(a) for e in a]
+            b = [e - sum(b) / len(b) for e in b]
         ab = sum(p * q for p, q in zip(a, b))
         aa = sum(p * p for p in a)
         bb = sum(q * q for q in b)
         t = float(min(aa, bb).sqrt() / max(aa, bb).sqrt())
-        if measure in ("cosine", "pearson"):
+        if measure in ("cosine", "pearson", "correlation"):
             return float(ab / (aa * bb).sqrt()), t
         if measure == "tanimoto":
             return float(ab / (aa + bb - ab)), t
@@ -434,14 +448,16 @@ def exact_reference(measure, x, y):
     raise AssertionError(measure)
 
 
-@pytest.mark.parametrize("measure", ["cosine", "pearson", "tanimoto", "euclidean"])
+@pytest.mark.parametrize("measure", ["cosine", "pearson", "correlation", "tanimoto",
+                                     "euclidean"])
 def test_extreme_weights(measure):
     X = EXTREME
     # any floating-point event (but underflow, also in the dots here) not handled inside fails
     with np.errstate(all="raise", under="ignore"):
-        got, stats = all_scores(measure, X)
+        got, stats = all_scores(measure, X, n_features=X.shape[1])
     ok = np.broadcast_to(valid(measure, stats), X.shape[:1])
-    assert ok.tolist() == [True] * 10 + [measure != "pearson", True, True]
+    # the constant row: centres to zero (pearson), no variance over N = 4 (correlation)
+    assert ok.tolist() == [True] * 10 + [measure not in ("pearson", "correlation"), True, True]
     for i in range(X.shape[0]):
         for j in range(X.shape[0]):
             if not (ok[i] and ok[j]):
@@ -452,7 +468,8 @@ def test_extreme_weights(measure):
             want, t = exact_reference(measure, X[i], X[j])
             # cancellation in x.y is absolute: about eps for a cosine, eps * t
             # for a Tanimoto score (t = min(|x|, |y|) / max(|x|, |y|))
-            atol = {"cosine": ATOL, "pearson": ATOL, "tanimoto": ATOL * t}.get(measure, 0.0)
+            atol = {"cosine": ATOL, "pearson": ATOL, "correlation": ATOL,
+                    "tanimoto": ATOL * t}.get(measure, 0.0)
             assert math.isclose(got[i, j], want, rel_tol=RTOL, abs_tol=atol), (
                 i, j, got[i, j], want)
 
@@ -480,13 +497,14 @@ def test_any_finite_weights(vecs):
     arrays = [np.array(v, dtype=np.float64) for v in vecs]
     lengths = np.array([a.shape[0] for a in arrays])
     flat = np.concatenate(arrays)
+    n = 13  # longer than any vector: each has a zero entry (correlation, loglikelihood)
     for measure in MEASURES:
         with np.errstate(all="raise", under="ignore"):
-            pw, stats = prepare_rows(measure, flat, lengths)
+            pw, stats = prepare_rows(measure, flat, lengths, n_features=n)
         assert np.isfinite(pw).all()
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         for k, a in enumerate(arrays):
-            w, s = prepare(measure, a)
+            w, s = prepare(measure, a, n_features=n)
             assert w.tobytes() == pw[offsets[k]:offsets[k + 1]].tobytes()
             if s is not None:
                 assert np.float64(s).tobytes() == stats[k].tobytes()
@@ -495,9 +513,9 @@ def test_any_finite_weights(vecs):
             with np.errstate(all="raise", under="ignore"):
                 self_dot = np.array([np.dot(w, w)])
                 got = score(measure, self_dot, s, None if s is None else np.array([s]),
-                            n_features=a.shape[0] + 1)
-            if measure in ("cosine", "tanimoto", "euclidean", "jaccard", "overlap",
-                           "cityblock") or (measure == "pearson" and valid(measure, s)):
+                            n_features=n)
+            if measure in ("cosine", "correlation", "tanimoto", "euclidean", "jaccard",
+                           "overlap", "cityblock") or (measure == "pearson" and valid(measure, s)):
                 assert got.tolist() == [1.0], (measure, a)  # a vector with itself
             elif measure == "pearson":
                 assert got.tolist() == [0.0] and not w.any()

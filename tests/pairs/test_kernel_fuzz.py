@@ -71,7 +71,8 @@ def block(rng, kinds, n_features, density, negative):
 
 def prepared(measure, raw):
     """(prepared weights as CSR, statistics), as the vectors step prepares them."""
-    w, stats = measures.prepare_rows(measure, raw.data, np.diff(raw.indptr))
+    w, stats = measures.prepare_rows(measure, raw.data, np.diff(raw.indptr),
+                                     n_features=raw.shape[1])
     M = sp.csr_matrix((np.asarray(w, np.float64), raw.indices.copy(), raw.indptr.copy()),
                       shape=raw.shape)
     M.has_sorted_indices = True

@@ -44,7 +44,9 @@ def prepared(measure, raw):
     """(prepared weights as CSR, statistics) the way the job prepares them."""
     raw = raw.tocsr()
     raw.sort_indices()
-    w, stats = measures.prepare_rows(measure, raw.data, np.diff(raw.indptr))
+    # N (correlation's): the width of the matrix, features no vector has included
+    w, stats = measures.prepare_rows(measure, raw.data, np.diff(raw.indptr),
+                                     n_features=raw.shape[1])
     M = sp.csr_matrix((np.asarray(w, np.float64), raw.indices.copy(), raw.indptr.copy()),
                       shape=raw.shape)
     M.has_sorted_indices = True
@@ -96,7 +98,7 @@ def run_both(measure, A, C, rs, cs, threshold=None, k=None, diagonal=False, incl
     if diagonal:
         C, cs = A, rs
     exact_zeros = bool((A.data < 0).any() or (C.data < 0).any())
-    scorer = scorer_for(measure, rs, rs if diagonal else cs, n_features)
+    scorer = scorer_for(measure, rs, rs if diagonal else cs, n_features or A.shape[1])
     r, c, d = all_pairs(A, C, diagonal, include_self, exact_zeros)
     want = emitted(r, c, scorer(d, r, c), threshold, k, diagonal, mirror)
     plan = prune.PairPlan(A, C, scorer, prune.PruneSpec(
@@ -158,7 +160,7 @@ def test_score_bounds_are_at_least_every_score(measure, seed, negative, float32,
     groups, n_groups = prune.group_rows(C, size, how)
     S = prune.side_bounds(A, C, groups, n_groups, measure, rs, cs)
     r, c, d = prune.product(A, C, exact_zeros=True)
-    s = scorer_for(measure, rs, cs)(d, r, c)
+    s = scorer_for(measure, rs, cs, A.shape[1])(d, r, c)
     ok = np.isfinite(s)
     assert (s[ok] <= S[r[ok], groups[c[ok]]]).all()
 
@@ -176,7 +178,7 @@ def test_norm_measures_bounds_hold_at_extreme_scales(measure, scale):
     groups, n_groups = prune.group_rows(A, 3, "length")
     S = prune.side_bounds(A, A, groups, n_groups, measure, rs, rs)
     r, c, d = prune.product(A, A)
-    s = scorer_for(measure, rs, rs)(d, r, c)
+    s = scorer_for(measure, rs, rs, A.shape[1])(d, r, c)
     assert (s <= S[r, groups[c]]).all()
 
 
@@ -236,7 +238,7 @@ def test_thresholds_at_just_above_and_just_below_real_scores(measure, shape):
     C, cs = (A, rs) if shape == "diagonal" else prepared(measure, raw_for(measure, 12, 30))
     diag = shape == "diagonal"
     r, c, d = all_pairs(A, C, diag, False, True)
-    s = scorer_for(measure, rs, rs if diag else cs)(d, r, c)
+    s = scorer_for(measure, rs, rs if diag else cs, A.shape[1])(d, r, c)
     real = np.unique(s[np.isfinite(s)])
     for q in (0.5, 0.8, 0.95, 1.0):
         t = float(real[min(int(q * real.shape[0]), real.shape[0] - 1)])
@@ -294,8 +296,8 @@ def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape):
             counts = Counters()
             spec = PairSpec(k, 50, diagonal=shape == "diagonal",
                             prune="always" if flag else "never")
-            results = pair_best(A, C, Scorer(measure, counts, threshold), spec, stats_a=rs,
-                                stats_c=cs)
+            results = pair_best(A, C, Scorer(measure, counts, threshold, A.shape[1]), spec,
+                                stats_a=rs, stats_c=cs)
             got = {}
             for direction, groups, others, scores in results:
                 for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
@@ -339,10 +341,15 @@ def _quantile_score(result, q):
 @pytest.mark.parametrize("measure", sorted(measures.PRUNABLE))
 def test_job_output_is_the_same_with_and_without_pruning(measure, sparse_corpus):
     from tests.jobs_helpers import run
-    everything = run(["--measure", measure, "--blocks", "1"], lines=sparse_corpus)
+    import json
+    measure_args = ["--measure", measure]
+    if measures.get(measure).needs_n_features:
+        n = len({f for line in sparse_corpus for f in json.loads(line)["features"]})
+        measure_args += ["--num-features", str(n)]
+    everything = run(measure_args + ["--blocks", "1"], lines=sparse_corpus)
     for q in (0.995, 0.9999):
         threshold = _quantile_score(everything, q)
-        args = ["--measure", measure, "--threshold", repr(threshold), "--blocks", "2"]
+        args = measure_args + ["--threshold", repr(threshold), "--blocks", "2"]
         pruned, full = run(args, lines=sparse_corpus), run(args + ["--no-prune"],
                                                           lines=sparse_corpus)
         assert pruned.lines == full.lines and len(pruned.lines) > 0
@@ -423,8 +430,8 @@ def test_pruning_keeps_the_pairs_of_zero_norm_vectors(measure, shape):
         out = []
         for flag in (False, True):
             spec = PairSpec(k, 50, diagonal=diagonal, prune="always" if flag else "never")
-            results = pair_best(A, C, Scorer(measure, Counters(), threshold), spec,
-                                stats_a=rs, stats_c=cs)
+            results = pair_best(A, C, Scorer(measure, Counters(), threshold, A.shape[1]),
+                                spec, stats_a=rs, stats_c=cs)
             got = {}
             for direction, groups, others, scores in results:
                 for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
