@@ -10,7 +10,7 @@
 # 2. Hadoop's local mode (tests/engines/hadoop without a cluster): the shaded
 #    Hadoop 3.5.0 client (hadoop-client-api, hadoop-client-runtime) and the few
 #    jars it needs beside it, listed in tests/engines/hadoop-client/pom.xml
-#    (11 jars, 56 MB), into $cache/client/lib; redone when the pom changes
+#    (11 jars, 54 MB), into $cache/client/lib; redone when the pom changes
 #    (lib.stamp: its checksum). With 1, all that `-r hadoop` in local mode
 #    needs besides Java and mrsparse (`make hadoop`).
 # 3. The test cluster (tests/engines/cluster.py: HDFS + YARN in one JVM): the
@@ -80,7 +80,7 @@ client="$cache/client"
 client_src="$here/hadoop-client/pom.xml"
 client_stamp="$(cksum < "$client_src")"
 if [ ! -f "$client/lib.stamp" ] || [ "$(cat "$client/lib.stamp")" != "$client_stamp" ]; then
-    echo "fetching Hadoop's client jars for local mode (hadoop-client-api/-runtime, 56 MB) into $client" >&2
+    echo "fetching Hadoop's client jars (local mode, 54 MB) into $client" >&2
     mkdir -p "$client"
     tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
     # exactly the pom's jars: the shaded client carries its own dependencies
