@@ -14,7 +14,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install engines cluster test test-fast test-purepython test-versions test-asan run bench docs lint clean vectors FORCE
+.PHONY: install hadoop engines cluster test test-fast test-purepython test-versions test-asan run bench docs lint clean vectors FORCE
 
 # .venv belongs to the Python it was built with: when PYTHON is another one
 # (make test PYTHON=python3.12), .venv is rebuilt rather than silently reused.
@@ -79,10 +79,16 @@ $(RUN_STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.
 	@$(PY) -m pip install -q -e '.[examples]'
 	@touch $@
 
-# Real Hadoop Streaming runs on pyspark's Hadoop client jars (installed above)
-# plus the hadoop-streaming jar from Maven Central, cached in .cache/engines;
-# the test cluster (HDFS + YARN) on hadoop-minicluster's jars from Maven Central
-# (.cache/engines/cluster, with its stop-on-signal wrapper compiled by javac).
+# Real Hadoop Streaming in local mode runs on Hadoop's client jars plus the
+# hadoop-streaming jar, from Maven Central, cached in .cache/engines (client/,
+# 54 MB); `make hadoop` is that and mrsparse's runtime dependencies alone (no
+# pyspark, no cluster). `make engines` adds the test cluster (HDFS + YARN) on
+# hadoop-minicluster's jars from Maven Central (.cache/engines/cluster, with its
+# stop-on-signal wrapper compiled by javac) and, with `make install`, pyspark.
+hadoop: $(RUN_STAMP)
+	@echo "make: Hadoop's client and streaming jars in .cache/engines (fetched from Maven Central the first time)"
+	@MRSPARSE_NO_CLUSTER=1 tests/engines/fetch-jars.sh >/dev/null
+
 engines: install
 	@echo "make: the engines' jars in .cache/engines (fetched from Maven Central the first time)"
 	@tests/engines/fetch-jars.sh >/dev/null

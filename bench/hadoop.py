@@ -174,7 +174,6 @@ def client_env(cluster):
     """The environment of a client of ``cluster``, set in this process (mrjob's
     runner calls the launcher with it): conf dir, JAVA_HOME, no PYTHONPATH."""
     os.environ.update(cluster.env)
-    os.environ["MRSPARSE_PYTHON"] = sys.executable
     for name in ("PYTHONPATH", "MRSPARSE_HADOOP_JARS", "MRSPARSE_HADOOP_LOG"):
         os.environ.pop(name, None)
 

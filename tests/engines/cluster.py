@@ -264,7 +264,7 @@ class Cluster:
             "mapreduce.jobhistory.webapp.address": "localhost:%d" % p["jhsweb"],
         }))
         # sourced by tests/engines/hadoop, as bin/hadoop sources it: the client
-        # must use the unshaded cluster jars (pyspark's shaded client jars lack
+        # must use the unshaded cluster jars (the shaded client jars of local mode lack
         # MRAppMaster and YarnChild, which the containers load from its classpath)
         with open(os.path.join(self.conf_dir, "hadoop-env.sh"), "w") as f:
             f.write("# written by tests/engines/cluster.py\n"

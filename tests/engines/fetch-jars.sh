@@ -3,14 +3,17 @@
 # cache, and compile the test cluster's wrapper. Idempotent: does nothing for
 # what is already there and up to date. Prints the streaming jar's path last.
 #
-# 1. hadoop-streaming, alone (its Hadoop dependencies are `provided`): for
-#    Hadoop's local mode the client classes come from pyspark's jars/ dir
-#    (pyspark 4.3.0 bundles hadoop-client-api/-runtime 3.5.0), so
-#    `pip install pyspark` is the other half of the install.
+# 1. hadoop-streaming, alone (its Hadoop dependencies are `provided`).
 #    hadoop-streaming 3.5.0 is not served by the Maven Central reachable here
 #    (only 3.4.2 was, of 3.3.6/3.4.0-3.4.3/3.5.0); the 3.4.2 streaming jar runs
 #    fine on the 3.5.0 client jars and on the 3.5.0 cluster.
-# 2. The test cluster (tests/engines/cluster.py: HDFS + YARN in one JVM): the
+# 2. Hadoop's local mode (tests/engines/hadoop without a cluster): the shaded
+#    Hadoop 3.5.0 client (hadoop-client-api, hadoop-client-runtime) and the few
+#    jars it needs beside it, listed in tests/engines/hadoop-client/pom.xml
+#    (11 jars, 54 MB), into $cache/client/lib; redone when the pom changes
+#    (lib.stamp: its checksum). With 1, all that `-r hadoop` in local mode
+#    needs besides Java and mrsparse (`make hadoop`).
+# 3. The test cluster (tests/engines/cluster.py: HDFS + YARN in one JVM): the
 #    unshaded hadoop-minicluster and its dependencies, listed in
 #    tests/engines/minicluster/pom.xml (~200 jars, ~115 MB), into
 #    $cache/cluster/lib, and MiniCluster.java compiled into $cache/cluster/classes.
@@ -19,7 +22,7 @@
 # Environment: MRSPARSE_ENGINES_CACHE (default <repo>/.cache/engines),
 #              HADOOP_STREAMING_VERSION (default 3.4.2), MVN (default mvn; may hold options,
 #              e.g. MVN='mvn -Dmaven.repo.local=/some/dir'), JAVAC (default javac),
-#              MRSPARSE_NO_CLUSTER=1 skips step 2.
+#              MRSPARSE_NO_CLUSTER=1 skips step 3.
 set -euo pipefail
 
 here="$(cd "$(dirname "$(readlink -f "$0")")" && pwd)"
@@ -72,6 +75,26 @@ if [ ! -s "$jar" ]; then
     rm -rf "$tmp"; tmp=""
 fi
 ln -sfn "$(basename "$jar")" "$link"
+
+client="$cache/client"
+client_src="$here/hadoop-client/pom.xml"
+client_stamp="$(cksum < "$client_src")"
+if [ ! -f "$client/lib.stamp" ] || [ "$(cat "$client/lib.stamp")" != "$client_stamp" ]; then
+    echo "fetching Hadoop's client jars (local mode, 54 MB) into $client" >&2
+    mkdir -p "$client"
+    tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
+    # exactly the pom's jars: the shaded client carries its own dependencies
+    run_mvn -q -f "$client_src" dependency:copy-dependencies \
+        -DexcludeTransitive=true "-DoutputDirectory=$tmp/lib"
+    jars=("$tmp"/lib/hadoop-client-api-*.jar "$tmp"/lib/hadoop-client-runtime-*.jar)
+    [ -f "${jars[0]}" ] && [ -f "${jars[1]}" ] \
+        && jar_has "${jars[0]}" 'org/apache/hadoop/mapred/LocalJobRunner.class' \
+        || { echo "fetch-jars.sh: the Hadoop client jars look wrong" >&2; exit 1; }
+    rm -rf "$client/lib"
+    mv "$tmp/lib" "$client/lib"
+    echo "$client_stamp" > "$client/lib.stamp"
+    rm -rf "$tmp"; tmp=""
+fi
 
 if [ -z "${MRSPARSE_NO_CLUSTER:-}" ]; then
     src="$here/minicluster"

@@ -9,15 +9,17 @@ import threading
 import pytest
 
 from tests.engines.cluster import Cluster, hadoop
-from tests.engines.support import (CACHE, FETCH, PYTHON, task_venv_python,
+from tests.engines.support import (CACHE, CLIENT_LIB, FETCH, task_venv_python,
                                    write_engine_corpus)
 
 
 @pytest.fixture(scope="session")
 def streaming_jar():
-    """The hadoop-streaming jar; fetched by tests/engines/fetch-jars.sh if missing."""
+    """The hadoop-streaming jar; it and Hadoop's client jars (the launcher's
+    classpath in local mode) fetched by tests/engines/fetch-jars.sh if missing."""
     link = os.path.join(CACHE, "hadoop-streaming.jar")
-    if not os.path.exists(link):
+    stamp = os.path.join(os.path.dirname(CLIENT_LIB), "lib.stamp")
+    if not (os.path.exists(link) and os.path.exists(stamp)):
         out = subprocess.run(["bash", FETCH], check=True, stdout=subprocess.PIPE, text=True)
         link = out.stdout.strip().splitlines()[-1]
     assert os.path.isfile(link), "no hadoop-streaming jar at %s" % link
@@ -26,11 +28,9 @@ def streaming_jar():
 
 @pytest.fixture(scope="module")
 def engine_env():
-    """Environment for the engines: the launcher finds pyspark's jars through
-    this interpreter; Spark binds to the loopback interface; no PYTHONPATH
-    leaks into tasks (they must get our packages from the shipped zip)."""
+    """Environment for the engines: Spark binds to the loopback interface; no
+    PYTHONPATH leaks into tasks (they must get our packages from the shipped zip)."""
     mp = pytest.MonkeyPatch()
-    mp.setenv("MRSPARSE_PYTHON", PYTHON)
     mp.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     mp.delenv("PYTHONPATH", raising=False)
     # the launcher's target and log level are the tests' to choose: Hadoop's

@@ -7,7 +7,8 @@ load as a pytest plugin (``pytest_plugins = ["tests.engines.fixtures"]``).
 Environment
 -----------
 MRSPARSE_ENGINES_CACHE
-    where ``fetch-jars.sh`` keeps the streaming jar (default ``<repo>/.cache/engines``)
+    where ``fetch-jars.sh`` keeps the streaming jar, Hadoop's client jars
+    (``client/lib``) and the cluster's (default ``<repo>/.cache/engines``)
 MRSPARSE_TASK_VENV
     the task virtualenv, numpy and scipy only (default ``<repo>/.cache/task-venv``)
 """
@@ -29,6 +30,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 LAUNCHER = os.path.join(HERE, "hadoop")
 FETCH = os.path.join(HERE, "fetch-jars.sh")
 CACHE = os.environ.get("MRSPARSE_ENGINES_CACHE") or os.path.join(REPO, ".cache", "engines")
+#: Hadoop's client jars, the launcher's classpath in local mode (with the streaming jar)
+CLIENT_LIB = os.path.join(CACHE, "client", "lib")
 TASK_VENV = os.environ.get("MRSPARSE_TASK_VENV") or os.path.join(REPO, ".cache", "task-venv")
 #: what the task virtualenv has: a cluster node's Python with the jobs'
 #: requirements only (mrjob and mrsparse travel with each job)

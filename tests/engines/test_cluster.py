@@ -236,7 +236,6 @@ def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streami
     # the command line itself (python -m ...): its exit status and its stderr
     out = "/out/strict"
     env = dict(clean_env(), **hadoop_cluster.env)
-    env["MRSPARSE_PYTHON"] = PYTHON
     # One map task, one attempt: mrjob 0.7.4 cannot tell which container ran
     # the failed attempt here (it learns that from history logs whose names it
     # expects to hold the user "hadoop"), so it takes the first task log with a

@@ -7,6 +7,9 @@ lines, and a feature over ``--max-df``.  Each test is one Hadoop run
 (30-90 s), compared with the inline runner on the same input.
 """
 import os
+import re
+import shutil
+import subprocess
 import uuid
 
 import pytest
@@ -16,8 +19,8 @@ from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.testing import run_job
 from tests.engines.support import (
-    BAD_LINES, COMMON, EXAMPLE_CONF, LAUNCHER, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, hadoop_args,
-    mrsparse_counters, run_cli, run_status)
+    BAD_LINES, CACHE, CLIENT_LIB, COMMON, EXAMPLE_CONF, LAUNCHER, MAX_DF, TRICKY_DOCS,
+    TRICKY_FEATURES, hadoop_args, mrsparse_counters, run_cli, run_status)
 from tests.jobs_helpers import as_dict, assert_scores_close
 
 #: the fixtures (streaming_jar, task_python, corpus_files, ...)
@@ -89,12 +92,45 @@ def check_quiet(log, steps):
     assert [line for line in lines if line.startswith("+ ")] == []
     for noise in ("The url to track the job", "metrics system already initialized",
                   "No configs", "Total input files to process", "number of splits:",
-                  "native-hadoop"):
+                  "native-hadoop", "running in uber mode"):
         assert noise not in log, noise
+    # nor a complaint of log4j2 about its configuration (its status logger's lines)
+    assert not re.search(r"Z main (ERROR|WARN) ", log), log
     # counters (tab-indented) and progress lines aside: about 7 lines a step
     # (step, job id, uber mode, completed, output dir, ...) and a few for the run
     rest = [line for line in lines if not line.startswith(("\t", "Counters: ", "   map "))]
     assert len(rest) <= 8 * steps + 12, "\n".join(rest)
+
+
+def test_local_mode_on_the_client_jars_alone(streaming_jar, hadoop_tmp, corpus_files,
+                                            task_python, monkeypatch):
+    # what `make hadoop` fetches is all local mode needs: the launcher's
+    # classpath is the conf dir, the streaming jar and the jars of
+    # tests/engines/hadoop-client/pom.xml, nothing of pyspark's; a job run with
+    # no python with pyspark on PATH and tasks on a python without it (numpy
+    # and scipy only) gives the inline runner's output
+    cp = subprocess.run([LAUNCHER, "classpath"], check=True, stdout=subprocess.PIPE,
+                        text=True).stdout.strip().split(":")
+    assert cp[1:] == [os.path.join(CACHE, "hadoop-streaming-3.4.2.jar"),
+                      os.path.join(CLIENT_LIB, "*")], cp
+    jars = sorted(n.rsplit("-", 1)[0] for n in os.listdir(CLIENT_LIB))
+    assert jars == ["commons-cli", "hadoop-client-api", "hadoop-client-runtime",
+                    "jcl-over-slf4j", "log4j-1.2-api", "log4j-api", "log4j-core",
+                    "log4j-slf4j2-impl", "lz4-java", "slf4j-api", "snappy-java"]
+    path = os.path.dirname(os.path.realpath(shutil.which("java"))) + ":/usr/bin:/bin"
+    python3 = shutil.which("python3", path=path)
+    if python3:
+        assert subprocess.run([python3, "-c", "import importlib.util as u, sys; "
+                               "sys.exit(u.find_spec('pyspark') is not None)"]).returncode == 0
+    monkeypatch.setenv("PATH", path)
+    monkeypatch.delenv("MRSPARSE_PYTHON", raising=False)
+    corpus, _ = corpus_files
+    run = run_cli(MRConvert, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / "client-jars", python_bin=task_python)
+        + ["--to", "compact", corpus])
+    assert run.lines == run_job(MRConvert, None, ["--to", "compact"], input_paths=[corpus]).lines
+    assert len(run.lines) > 250
+    check_quiet(run.log, 1)
 
 
 def test_dot_products_queries_on_task_python(streaming_jar, hadoop_tmp, corpus_files,
@@ -240,6 +276,7 @@ def _contents(path):
     return {n: (path / n).read_text() for n in sorted(os.listdir(path)) if n[0] != "."}
 
 
+@pytest.mark.usefixtures("streaming_jar")     # the launcher's jars
 @pytest.mark.parametrize("start, change", [
     ("absent", None), ("full", None),
     ("absent", "appear"), ("full", "add_file"), ("full", "replaced"), ("full", "removed")])
