@@ -82,6 +82,7 @@ class MRSparseDotProducts(SparseJob):
 
     #: also the inverted index's compact posting lists
     INPUT_FORMATS = FORMATS + (POSTINGS,)
+    PLANNED = True  # mrjobs.plan models its runs (the launcher's temp disk check reads it)
 
     def configure_args(self):
         super().configure_args()
@@ -320,12 +321,6 @@ class MRSparseDotProducts(SparseJob):
             self.counts.add(WORK, OUTPUT_LINES)
             yield doc, row
 
-
-    def plan_options(self, inputs):
-        """The planner's options for this run on ``inputs`` (read by the
-        launcher's temp disk check, :mod:`mrjobs.runtime.tempdisk`)."""
-        from mrjobs.plan.cli import options_for_job
-        return options_for_job(self.options, inputs)
 
 def task_step(job, step):
     """The MRStep of a strategy's :class:`~mrjobs.strategies.contract.Step`: its

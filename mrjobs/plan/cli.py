@@ -145,11 +145,17 @@ JOB_OPTIONS = ("queries", "strategy", "blocks", "buffer_entries", "max_df", "top
                "num_cores", "no_prune")
 
 
+def parse_options(argv):
+    """The planner's options from a command line, unchecked (for callers
+    that build it themselves)."""
+    return _parser().parse_args(list(argv))
+
+
 def options_for_job(job_options, inputs, sample_lines=2000, pair_sample=500):
     """The planner's options for a run of the dot-products job with
     ``job_options`` (its parsed options) on ``inputs`` (a quicker sample than
     the planner's default: for the job's own checks)."""
-    o = _parser().parse_args([])
+    o = parse_options([])
     o.inputs, o.sample_lines, o.pair_sample = list(inputs), sample_lines, pair_sample
     for name in JOB_OPTIONS:
         if getattr(job_options, name, None) is not None:

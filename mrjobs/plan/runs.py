@@ -209,49 +209,108 @@ def _blocks_of(pairs, queries):
 
 #: the calibration's corpora: (vectors, Zipf exponent, vocabulary); the 8,000
 #: at Zipf 0.8 have rare features (few pairs for their bytes), which tells pairs
-#: from bytes; the 20,000 give products enough to weigh beside the steps'
-#: fixed costs (with the C pair kernel, the smaller runs alone fitted 0 s a product)
+#: from bytes; the 20,000 and 50,000 give products enough to weigh beside the
+#: steps' fixed costs, and block pairs as large as a big run's
 CALIBRATION_CORPORA = ((2000, 1.1, 100000), (8000, 1.1, 100000), (8000, 0.8, 1000000),
-                       (20000, 1.1, 100000))
+                       (20000, 1.1, 100000), (50000, 1.1, 100000))
 
 
 def calibrate(path, num_cores=2, corpora=CALIBRATION_CORPORA, log_to=sys.stderr):
     """Run the job on generated corpora (50 features a vector, cosine, top 10,
-    default blocks) on the local runner, fit the time constants per step and
-    write them, with the date and the machine, to ``path``."""
-    from scipy.optimize import nnls
+    default blocks) on the local runner, fit the time and memory constants
+    (:mod:`mrjobs.plan.resources`) and write them, with the date and the
+    machine, to ``path``."""
     from mrjobs.generate import write_corpus
-    runs, a, t = [], [], []
+    runs = []
     with tempfile.TemporaryDirectory(prefix="mrsparse-calibrate-") as d:
         for n, zipf, vocabulary in corpora:
             corpus = os.path.join(d, "c%d-%g.jsonl" % (n, zipf))
             write_corpus(corpus, vectors=n, zipf=zipf, vocabulary=vocabulary, seed=2,
                          progress=False)
-            run = measure_run([corpus, "--measure", "cosine", "--top-k", "10"], num_cores)
-            pc = run["work"].get("products computed", 0)
-            for i, (b, s) in enumerate(zip(run["step_bytes"], run["step_cpu"])):
-                a.append([1.0, b, pc if i == 1 else 0])
-                t.append(s)
+            args = [corpus, "--measure", "cosine", "--top-k", "10"]
+            run = measure_run(args, num_cores)
+            e = _plan_of(args, num_cores)
             runs.append({"vectors": n, "zipf": zipf, "vocabulary": vocabulary,
-                         "seconds": run["seconds"], "step_bytes": run["step_bytes"],
-                         "step_seconds": run["step_seconds"], "step_cpu": run["step_cpu"],
-                         "products_computed": pc})
+                         "seconds": run["seconds"], "cpu_s": run["cpu_s"],
+                         "step_bytes": run["step_bytes"], "step_seconds": run["step_seconds"],
+                         "step_cpu": [a + b for a, b in zip(run["step_cpu"],
+                                                            run["launcher_cpu"])],
+                         "products_computed": run["work"].get("products computed", 0),
+                         "block_pairs": run["work"].get("block pairs", 0),
+                         "process_peaks": run["process_peaks"],
+                         "temp_disk_bytes": run["temp_disk_bytes"],
+                         "pair_entries": e["pair_entries"], "blocks": e["blocks"]})
             print("calibration: %d vectors (Zipf %g), %.1f s, step CPU %s s" % (
-                n, zipf, run["seconds"], ", ".join("%.1f" % s for s in run["step_cpu"])),
+                n, zipf, run["seconds"], ", ".join("%.1f" % s for s in runs[-1]["step_cpu"])),
                 file=log_to)
-    # CPU seconds (not wall: the machine may be busy) of the tasks of each step
-    (k0, cb, cp), _ = nnls(np.array(a), np.array(t))
-    c0 = k0 / num_cores
+    constants = dict(_fit_time(runs, num_cores), **_fit_memory(runs))
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": _machine(), "slots": num_cores, "runner": "local",
-              "model": "step seconds = c0 + (c_bytes * bytes + c_pairs * products computed) "
-                       "/ slots; fitted on the tasks' CPU seconds a step (c0: their "
-                       "fixed part over the local slots)",
-              "constants": {"c0": c0, "c_bytes": cb, "c_pairs": cp},
-              "runs": runs, "loadavg": list(os.getloadavg())}
+              "model": "step CPU = c0 * slots + c_bytes * bytes (+ c_pairs * products "
+                       "computed on the block pairs), the tasks' and the launcher's; a "
+                       "step's wall: its share par over min(slots, tasks) cores, the rest "
+                       "on one; memory: see mrjobs.plan.resources",
+              "constants": constants, "runs": runs, "loadavg": list(os.getloadavg())}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    Path(path).write_text(json.dumps(result, indent=2, default=float) + "\n", encoding="utf-8")
     return result
+
+
+def _plan_of(args, num_cores):
+    """The plan of a calibration run (its block count and block entries)."""
+    from mrjobs.plan.cli import parse_options, plan
+    o = parse_options(args + ["-r", "local", "--num-cores", str(num_cores),
+                                     "--calibration", os.devnull])
+    return plan(o)
+
+
+def _fit_time(runs, slots):
+    """c0, c_bytes, c_pairs from each step's CPU seconds (not wall: the
+    machine may be busy), and par from each step's wall beside its CPU."""
+    from scipy.optimize import nnls
+    from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
+    a, t = [], []
+    for r in runs:
+        for i, (b, cpu) in enumerate(zip(r["step_bytes"], r["step_cpu"])):
+            a.append([1.0, b, r["products_computed"] if i == 1 else 0])
+            t.append(cpu)
+    (k0, cb, cp), _ = nnls(np.array(a), np.array(t))
+    shares = []
+    for r in runs:
+        for i, (b, cpu, wall) in enumerate(zip(r["step_bytes"], r["step_cpu"],
+                                               r["step_seconds"])):
+            m = min(slots, task_count(b, slots, SPLIT_BYTES))
+            if i == 1:
+                m = min(m, max(r["block_pairs"], 1))
+            if m > 1 and cpu > 1.0:  # a step long enough to show its parallel share
+                shares.append((cpu - wall) / (cpu - cpu / m))
+    par = float(np.clip(np.median(shares), 0.0, 1.0)) if shares else None
+    out = {"c0": k0 / slots, "c_bytes": cb, "c_pairs": cp}
+    if par is not None:
+        out["par"] = par
+    return out
+
+
+def _fit_memory(runs):
+    """rss_base (the lightest task), rss_sort (the sort's peak over its
+    input, the largest step's bytes) and rss_entry (a block-pair reducer's
+    peak beyond rss_base and a chunk, over its two blocks' entries), from
+    the largest run (the one a big run resembles)."""
+    from mrjobs.plan.resources import DEFAULTS
+    r = max(runs, key=lambda r: r["vectors"])
+    peaks = r["process_peaks"]
+    out = {}
+    tasks = [v for k, v in peaks.items() if k.startswith("step ") and k != "step 1 reducer"]
+    if tasks:
+        out["rss_base"] = float(min(tasks))
+    base = out.get("rss_base", DEFAULTS["rss_base"])
+    if peaks.get("sort") and max(r["step_bytes"]):
+        out["rss_sort"] = peaks["sort"] / max(r["step_bytes"])
+    two = r["pair_entries"] * (2.0 / r["blocks"] if r["blocks"] > 1 else 1.0)
+    pair = peaks.get("step 1 reducer")
+    if pair and two:
+        out["rss_entry"] = max((pair - base - DEFAULTS["rss_chunk"] * 1e6) / two, 0.0)
+    return out
 
 
 def _machine():

@@ -36,18 +36,18 @@ def refusal(tmp_dir, free, need):
 
 def check_temp_disk(job, tmp_dir, inputs):
     """Raise :func:`refusal` when the planned peak of ``job``'s run on
-    ``inputs`` (local paths) exceeds the free space of ``tmp_dir``."""
-    plan_options = getattr(job, "plan_options", None)
+    ``inputs`` (local paths) exceeds the free space of ``tmp_dir`` (for a
+    job whose class says ``PLANNED``: the planner models its runs)."""
     size = local_size(list(inputs))
-    if plan_options is None or not size:
+    if not getattr(job, "PLANNED", False) or not size:
         return
     free = shutil.disk_usage(tmp_dir).free
     if free >= QUICK_FACTOR * size:
         return
-    from mrjobs.plan.cli import plan
+    from mrjobs.plan.cli import options_for_job, plan
     from mrjobs.plan.sample import PlanError
     try:
-        need = plan(plan_options(list(inputs)))["temp_disk_bytes"]
+        need = plan(options_for_job(job.options, list(inputs)))["temp_disk_bytes"]
     except (PlanError, OSError, ValueError, MemoryError) as err:
         log.debug("no temp disk plan (%s): the run goes ahead unchecked", err)
         return
