@@ -8,7 +8,7 @@ resident set size the kernel keeps for a process over its life, so a
 process looked at once, late, still gives its peak).  Kinds: ``sort`` (the
 local runner's ``sort`` of a step's map output), ``step N mapper`` and
 ``step N reducer`` (a task: ``--step-num=N`` is on its command line, counted
-from 0), ``other``.  A process that starts and ends between two looks is
+from 0), ``launcher`` (``python -m mrjobs.<job>``), ``other``.  A process that starts and ends between two looks is
 missed; the largest of a run (a block-pair reducer, the sort of the pair
 step's input) live for seconds.  Where there is no ``/proc``, nothing is
 measured (:attr:`ProcessPeaks.peaks` stays empty).
@@ -36,6 +36,8 @@ def process_kind(argv):
     task = next((a[2:] for a in argv if a in ("--mapper", "--reducer", "--combiner")), None)
     if step is not None and task is not None:
         return "step %d %s" % (step, task)
+    if any(a.startswith("mrjobs.") for a in argv[1:3]):
+        return "launcher"  # python -m mrjobs.<job>
     return "other"
 
 

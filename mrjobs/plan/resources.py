@@ -13,16 +13,19 @@ __all__ = ["DEFAULTS", "constants", "temp_disk_bytes", "memory_by_kind", "times"
            "prune_estimate"]
 
 #: constants a calibration may lack (measured on this project's 2-core
-#: machine; ``--calibrate`` measures them on yours):
+#: machine, a local run of 100,000 generated vectors; ``--calibrate``
+#: measures them on yours):
 #: ``rss_base`` a task process's own memory (Python, numpy, scipy, the job);
 #: ``rss_entry`` bytes a block-pair reducer holds per entry of its two blocks;
 #: ``rss_chunk`` bytes per ``--buffer-entries`` of a chunk of products;
+#: ``rss_buffer`` bytes a vectors-step reducer holds per entry it buffers
+#: (at most ``--buffer-entries``);
 #: ``rss_sort`` the ``sort`` process's peak over its input's bytes;
 #: ``rss_launcher`` the launcher process;
 #: ``par`` the parallel share of a step's CPU (the rest, the sort and
 #: the launcher's split of the sorted input, runs on one core).
-DEFAULTS = {"rss_base": 45e6, "rss_entry": 72.0, "rss_chunk": 48.0, "rss_sort": 0.65,
-            "rss_launcher": 110e6, "par": 0.85}
+DEFAULTS = {"rss_base": 43e6, "rss_entry": 100.0, "rss_chunk": 48.0, "rss_buffer": 150.0,
+            "rss_sort": 1.0, "rss_launcher": 60e6, "par": 0.85}
 
 
 def constants(cal):
@@ -57,11 +60,13 @@ def temp_disk_bytes(steps, input_bytes):
 
 def memory_by_kind(e, o, c):
     """Peak RSS (bytes) by kind of process: ``launcher``, ``sort`` (of the
-    largest step's input; local runner only), ``task`` (a task other than a
-    block pair's), ``block-pair reducer`` or ``stripes reducer``."""
+    largest step's input; local runner only), ``vectors-step task`` (the
+    first step's reducers buffer entries into blocks or stripes; the other
+    tasks hold less), ``block-pair reducer`` or ``stripes reducer``."""
     biggest = max((float(s["bytes"]) for s in e["steps"]), default=0.0)
-    out = {"launcher": c["rss_launcher"], "task": c["rss_base"] + c["rss_chunk"] * min(
-        o.buffer_entries, 1e6)}
+    buffered = min(o.buffer_entries, e["kept_entries"] / max(e["reducers"], 1))
+    out = {"launcher": c["rss_launcher"], "vectors-step task": c["rss_base"]
+           + c["rss_buffer"] * buffered}
     if o.runner in (None, "local"):
         out["sort"] = c["rss_sort"] * biggest + 4e6
     if o.strategy == "blocks":

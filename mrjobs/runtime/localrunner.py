@@ -71,7 +71,7 @@ def _import_local_runner():
 
 LocalMRJobRunner = _import_local_runner()
 
-from mrjob.sim import _split_records, _symlink_or_copy  # noqa: E402  (mrjob.bin first)
+from mrjob.sim import _symlink_or_copy  # noqa: E402  (mrjob.bin first)
 
 __all__ = ["LocalRunner", "task_count", "SPLIT_BYTES", "BALANCE_BYTES"]
 
@@ -178,16 +178,15 @@ class LocalRunner(LocalMRJobRunner):
             os.replace(path, dest)
             _symlink_or_copy(dest, path)  # where mrjob and its logs look for it
             return 1
-        count = 0
         with open(path, "rb") as src:
-            for records in _split_records(src, -(-nbytes // n), _reducer_key):
+            bounds = split_bounds(src, nbytes, n)
+            for count, (start, end) in enumerate(zip(bounds, bounds[1:])):
                 dest = self._task_input_path("reducer", step_num, count)
                 self.fs.mkdir(os.path.dirname(dest))
                 with open(dest, "wb") as out:
-                    out.writelines(records)
-                count += 1
+                    _copy_range(src, out, start, end - start)
         self._free(step_num, "reducer", "sorted-input")  # all in the splits now
-        return count
+        return len(bounds) - 1
 
     def _run_mappers_and_combiners(self, step_num, map_splits):
         step = self._get_step(step_num)
@@ -256,6 +255,74 @@ class LocalRunner(LocalMRJobRunner):
 
 _JOBCONF = {"maps": ("mapreduce.job.maps", "mapred.map.tasks"),
             "reduces": ("mapreduce.job.reduces", "mapred.reduce.tasks")}
+
+
+def split_bounds(f, nbytes, n):
+    r"""Byte offsets ``[0, ..., nbytes]`` cutting a sorted file of lines into at
+    most ``n`` parts of whole keys, the k-th cut at the first key change at or
+    after ``k * nbytes / n``: only the lines near a cut are read (mrjob reads
+    and copies every line in Python).
+
+    >>> import io
+    >>> data = b"a\t1\na\t2\nb\t3\nc\t4\nc\t5\n"
+    >>> split_bounds(io.BytesIO(data), len(data), 2), split_bounds(io.BytesIO(data), len(data), 3)
+    ([0, 12, 20], [0, 8, 20])
+    >>> split_bounds(io.BytesIO(b"a\t1\na\t2\n"), 8, 2)
+    [0, 8]
+    """
+    bounds = [0]
+    for k in range(1, n):
+        at = max(k * nbytes // n, bounds[-1] + 1)
+        if at >= nbytes:
+            break
+        f.seek(_line_start(f, at - 1))
+        key = _reducer_key(f.readline())
+        cut = f.tell()
+        for line in iter(f.readline, b""):
+            if _reducer_key(line) != key:
+                break
+            cut = f.tell()
+        if cut >= nbytes:
+            break
+        bounds.append(cut)
+    bounds.append(nbytes)
+    return bounds
+
+
+def _line_start(f, pos, window=1 << 16):
+    """Offset of the start of the line that holds byte ``pos``."""
+    end = pos
+    while end > 0:
+        begin = max(0, end - window)
+        f.seek(begin)
+        newline = f.read(end - begin).rfind(b"\n")
+        if newline >= 0:
+            return begin + newline + 1
+        end = begin
+    return 0
+
+
+def _copy_range(src, out, start, length):
+    """Copy ``length`` bytes of ``src`` from ``start`` into ``out`` (in the
+    kernel where it can)."""
+    done = 0
+    try:
+        while done < length:
+            got = os.copy_file_range(src.fileno(), out.fileno(), length - done, start + done)
+            if not got:
+                break
+            done += got
+    except (AttributeError, OSError):
+        pass
+    if done < length:
+        src.seek(start + done)
+        remaining = length - done
+        while remaining:
+            chunk = src.read(min(remaining, 1 << 22))
+            if not chunk:
+                break
+            out.write(chunk)
+            remaining -= len(chunk)
 
 
 def _remove(path):

@@ -136,6 +136,29 @@ def test_the_local_runner_removes_each_temp_file_once_read(tmp_path, monkeypatch
     assert any(f.endswith("stderr") for f in left)
 
 
+def test_reduce_splits_are_whole_keys_near_even_cuts(tmp_path):
+    """The local runner cuts a step's sorted input at key changes near
+    k/n of its bytes, reading only near the cuts: every key whole in one
+    split, splits in order, at most n of them, all of them together the file."""
+    import random
+    rng = random.Random(3)
+    keys = sorted(rng.choice("abcdefghij") * rng.randint(1, 3) for _ in range(400))
+    lines = [b"%s\t%s\n" % (k.encode(), b"x" * rng.randint(0, 300)) for k in keys]
+    path = tmp_path / "sorted-input"
+    path.write_bytes(b"".join(lines))
+    for n in (1, 2, 3, 5, 40):
+        with open(path, "rb") as f:
+            bounds = localrunner.split_bounds(f, path.stat().st_size, n)
+        parts = [path.read_bytes()[a:b] for a, b in zip(bounds, bounds[1:])]
+        assert b"".join(parts) == path.read_bytes() and len(parts) <= n
+        part_keys = [{line.split(b"\t")[0] for line in p.splitlines()} for p in parts]
+        for i, ks in enumerate(part_keys):
+            assert not ks & set().union(*part_keys[:i], *part_keys[i + 1:])
+        if n <= 3:  # keys small beside the splits: each cut found, near k/n
+            assert len(parts) == n
+            assert max(map(len, parts)) <= path.stat().st_size / n * 1.5
+
+
 def test_stripes_keeps_mrjobs_splits(tmp_path):
     path = _small(tmp_path)
     _, tasks = _run_local(tmp_path, "stripes", ["--num-cores", "1", "--strategy", "stripes",
