@@ -129,7 +129,7 @@ class Launch:
                 try:
                     self.check_output_dir(runner)
                     self.check_task_python(runner)
-                    self.run_steps(runner)
+                    self.run_steps(runner, log_stream)
                     self.finish(runner, log_stream)
                 finally:
                     self.end_tasks()
@@ -172,8 +172,9 @@ class Launch:
         if self.committer:
             self.committer.abort()
 
-    def run_steps(self, runner):
-        monitor = ProgressMonitor(runner, log) if not self.options.quiet else None
+    def run_steps(self, runner, log_stream=None):
+        monitor = (ProgressMonitor(runner, log, stream=log_stream)
+                   if not self.options.quiet else None)
         failures = FailureReport()
         try:
             if monitor:
