@@ -184,14 +184,18 @@ class ProgressMonitor:
         self._last = None
         self._logged_at = 0.0
         self._seen = {}  # phase key -> (time first seen, products done then)
-        self._bar = None
+        #: the :class:`~mrjobs.runtime.progressbar.Bar` once started on a terminal
+        self.bar = None
 
     def start(self):
         if not hasattr(self.runner, "_step_dir"):
             return
         if _isatty(self.stream):
-            from mrjobs.runtime.progressbar import Bar  # (tqdm: on a terminal only)
-            self._bar = Bar(self.stream)
+            try:
+                from mrjobs.runtime.progressbar import Bar  # (tqdm: on a terminal only)
+                self.bar = Bar(self.stream)
+            except Exception:  # (tqdm missing or broken: the log lines)
+                self.bar = None
         self._thread = threading.Thread(target=self._run, name="mrsparse-progress",
                                         daemon=True)
         self._thread.start()
@@ -200,14 +204,14 @@ class ProgressMonitor:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
-        if self._bar is not None:
+        if self.bar is not None:
             try:
-                self._bar.close()
+                self.bar.close()
             except Exception:  # progress must never break a job
                 pass
 
     def _run(self):
-        wait = min(self.every, 1.0) if self._bar is not None else self.every
+        wait = min(self.every, 1.0) if self.bar is not None else self.every
         while not self._stop.wait(wait):
             try:
                 self.poll()
@@ -219,8 +223,8 @@ class ProgressMonitor:
         while something runs, :data:`HEARTBEAT` seconds have passed)."""
         now = time.monotonic() if now is None else now
         view = self.view(now)
-        if self._bar is not None:
-            self._bar.show(view)
+        if self.bar is not None:
+            self.bar.show(view)
             return
         if view is None:
             return
@@ -233,11 +237,14 @@ class ProgressMonitor:
         view = self.view()
         return None if view is None else view.line
 
-    def view(self, now=None):
-        """A :class:`View` of the step that runs now, or None."""
+    def view(self, now=None, step=None):
+        """A :class:`View` of the step that runs now (or of step number
+        ``step``, from 0), or None."""
         now = time.monotonic() if now is None else now
         tmp = self.runner._get_local_tmp_dir()
         steps = sorted(glob.glob(os.path.join(tmp, "step", "[0-9][0-9][0-9]")))
+        if step is not None:
+            steps = [s for s in steps if int(os.path.basename(s)) == step]
         if not steps:
             return None
         step = steps[-1]
