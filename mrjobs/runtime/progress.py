@@ -61,7 +61,7 @@ class View(NamedTuple):
     ``done`` of ``total`` (None: not known) counts ``unit`` (``"B"`` for
     bytes read, ``"products"``), ``running`` is True while a task, the sort
     or the split is under way, ``extra`` is what the log line adds (the
-    products and ETA)."""
+    products and ETA), ``label`` the bar's shorter text (else ``text``)."""
 
     key: tuple
     text: str
@@ -70,6 +70,7 @@ class View(NamedTuple):
     unit: str = "B"
     running: bool = False
     extra: str = ""
+    label: str = ""
 
     @property
     def line(self):
@@ -130,8 +131,9 @@ def _duration(seconds):
 
 
 def _tasks_text(task_type, tasks):
-    """``mappers 1/2 done, 1 running (lines, bytes)``, or None if no task of
-    ours has started (mrjob's identity mapper has no process)."""
+    """``mappers 1/2 done, 1 running (lines, bytes)`` and the same without
+    what is in brackets, or None if no task of ours has started (mrjob's
+    identity mapper has no process)."""
     started = [t for t in tasks if t.started]
     if not started:
         return None
@@ -142,8 +144,8 @@ def _tasks_text(task_type, tasks):
     text = "%ss %d/%d done" % (task_type, done, len(tasks))
     if len(started) > done:
         text += ", %d running" % (len(started) - done)
-    return "%s (%s lines, %s)" % (text, format(lines, ","),
-                                   _of_mb(nbytes, sum(t.input_bytes for t in tasks)))
+    return "%s (%s lines, %s)" % (text, format(lines, ","), _of_mb(
+        nbytes, sum(t.input_bytes for t in tasks))), text
 
 
 def products_total(works, all_done=False):
@@ -259,15 +261,15 @@ class ProgressMonitor:
                 return None
             return View(key, head + "preparing the mappers' input (%s)" % _mb(
                 sum(t.input_bytes for t in mappers)), running=True)
-        return self._tasks_view(key, head + map_text, mappers)
+        return self._tasks_view(key, head + map_text[0], mappers, head + map_text[1])
 
-    def _tasks_view(self, key, text, tasks):
+    def _tasks_view(self, key, text, tasks, label):
         states = [t.status for t in tasks if t.status]
         return View(key, text, sum(s[2] for s in states), sum(t.input_bytes for t in tasks),
-                    running=sum(1 for s in states if s[0]) < len(tasks))
+                    running=sum(1 for s in states if s[0]) < len(tasks), label=label)
 
     def _reduce_view(self, step, head, map_text, mappers, reducers, now):
-        before = head + (map_text + "; " if map_text else "")
+        before = head + (map_text[0] + "; " if map_text else "")
         sorted_bytes = _size(os.path.join(step, "reducer", "sorted-input"))
         if not reducers:
             key = (step, "sort")
@@ -282,11 +284,13 @@ class ProgressMonitor:
                                                  sorted_bytes), running=True)
         works = [t.status[3] for t in reducers if t.status and t.status[3]]
         if not works:
-            return self._tasks_view((step, "reduce"), before + reduce_text, reducers)
-        return self._products_view((step, "products"), before + reduce_text, reducers,
+            return self._tasks_view((step, "reduce"), before + reduce_text[0], reducers,
+                                    head + reduce_text[1])
+        return self._products_view((step, "products"), (before + reduce_text[0],
+                                                        head + reduce_text[1]), reducers,
                                    works, now)
 
-    def _products_view(self, key, text, reducers, works, now):
+    def _products_view(self, key, texts, reducers, works, now):
         all_done = all(t.status and t.status[0] for t in reducers)
         done, total, exact = products_total(works, all_done)
         t0, done0 = self._first(key, now, done)
@@ -301,7 +305,7 @@ class ProgressMonitor:
             extra += ", ETA %s" % _duration(max(total - done, 0) / rate)
         else:
             extra += ", ETA unknown"
-        return View(key, text, done, total, "products", not all_done, extra)
+        return View(key, texts[0], done, total, "products", not all_done, extra, texts[1])
 
     def _first(self, key, now, done=0):
         """(time, products done) when the phase ``key`` was first seen."""

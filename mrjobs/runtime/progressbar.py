@@ -6,12 +6,15 @@ the counters, our own notes) first clears the bar, which the next look
 draws again below it, so that lines and bar never share a line.
 """
 import logging
+import os
 import threading
 
 from tqdm import tqdm
 
 __all__ = ["Bar"]
 
+#: a bar that counts: no rate (a wide number), the time left where it matters
+COUNTED = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}<{remaining}]"
 #: the loggers whose handlers may write to the terminal the bar is on
 LOGGERS = ("", "mrjob", "mrjobs", "__main__")
 
@@ -31,9 +34,12 @@ class Bar:
 
     def clear(self, record=None):
         """Wipe the bar off the terminal (a log line is about to be written)."""
-        with self.lock:
-            if self.bar is not None:
-                self.bar.clear()
+        try:
+            with self.lock:
+                if self.bar is not None:
+                    self.bar.clear()
+        except Exception:  # the record is written all the same
+            pass
         return True
 
     def show(self, view):
@@ -47,7 +53,7 @@ class Bar:
                 self.key = view.key
                 self.bar = self._new(view)
             bar = self.bar
-            bar.set_description_str(view.text, refresh=False)
+            bar.set_description_str(view.label or view.text, refresh=False)
             if view.total is not None and view.total != bar.total:
                 bar.total = view.total
             if view.done > bar.n:
@@ -56,10 +62,13 @@ class Bar:
 
     def _new(self, view):
         counted = view.total is not None or view.unit == "products"
-        return tqdm(total=view.total, file=self.stream, leave=False, dynamic_ncols=True,
+        sized = _columns(self.stream) > 0  # (else 80 columns: a terminal that tells none)
+        return tqdm(total=view.total, file=self.stream, desc=view.label or view.text,
+                    leave=False, dynamic_ncols=sized,
+                    ncols=None if sized else 80,
                     unit=" products" if view.unit == "products" else "B", unit_scale=True,
-                    unit_divisor=1000, mininterval=0, miniters=1,
-                    bar_format=None if counted else "{desc}")
+                    unit_divisor=1000, mininterval=0, miniters=1, smoothing=0,
+                    bar_format=COUNTED if counted else "{desc}")
 
     def _close(self):
         if self.bar is not None:
@@ -71,3 +80,11 @@ class Bar:
             h.removeFilter(self.clear)
         with self.lock:
             self._close()
+
+
+def _columns(stream):
+    """The width of the terminal ``stream`` is on, or 0 if it tells none."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except Exception:  # (not a file, or no size)
+        return 0
