@@ -28,9 +28,10 @@ marked ``~`` while it is so estimated; once every pair has begun it is exact:
 the planner's Σ_f df_f(df_f-1)/2 over the kept features.  (Counting the
 total in an earlier step would take each feature's global df, a shuffle of
 its own; the reducers' input bytes grow with a pair's size, not with its
-products.)  The ETA is the products left at the rate so far (the step's
-products since the monitor first saw them over the time since), "ETA
-unknown" until that rate has :data:`ETA_AFTER` seconds behind it.
+products.)  The ETA is the products left at the rate so far: the step's
+products done over the time since its reducers' input was written (their
+start, with what each pair costs besides its products); "ETA unknown" until
+that rate has :data:`ETA_AFTER` seconds behind it.
 """
 import glob
 import os
@@ -52,6 +53,7 @@ class _Task(NamedTuple):
     started: bool  # its stderr is there (a process of ours, or mrjob's, runs it)
     status: Optional[tuple]  # parse_status's, or None
     input_bytes: int
+    input_time: float  # when its input was written (0.0: not known)
 
 
 class View(NamedTuple):
@@ -95,12 +97,19 @@ def _size(path):
         return 0
 
 
+def _mtime(path):
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0
+
+
 def _tasks(step, task_type):
     out = []
     for t in sorted(glob.glob(os.path.join(step, task_type, "[0-9]*"))):
         tail = _tail(os.path.join(t, "stderr"))
         out.append(_Task(tail is not None, None if tail is None else parse_status(tail),
-                         _size(os.path.join(t, "input"))))
+                         _size(os.path.join(t, "input")), _mtime(os.path.join(t, "input"))))
     return out
 
 
@@ -185,7 +194,7 @@ class ProgressMonitor:
         self._thread = None
         self._last = None
         self._logged_at = 0.0
-        self._seen = {}  # phase key -> (time first seen, products done then)
+        self._seen = {}  # phase key -> time first seen
         #: the :class:`~mrjobs.runtime.progressbar.Bar` once started on a terminal
         self.bar = None
 
@@ -223,7 +232,7 @@ class ProgressMonitor:
     def poll(self, now=None):
         """One look: the bar updated, or a line logged if it changed (or,
         while something runs, :data:`HEARTBEAT` seconds have passed)."""
-        now = time.monotonic() if now is None else now
+        now = time.time() if now is None else now
         view = self.view(now)
         if self.bar is not None:
             self.bar.show(view)
@@ -241,8 +250,9 @@ class ProgressMonitor:
 
     def view(self, now=None, step=None):
         """A :class:`View` of the step that runs now (or of step number
-        ``step``, from 0), or None."""
-        now = time.monotonic() if now is None else now
+        ``step``, from 0), or None; ``now`` as ``time.time()``, the clock of
+        the files' times."""
+        now = time.time() if now is None else now
         tmp = self.runner._get_local_tmp_dir()
         steps = sorted(glob.glob(os.path.join(tmp, "step", "[0-9][0-9][0-9]")))
         if step is not None:
@@ -276,7 +286,7 @@ class ProgressMonitor:
             return View(key, before + "sorting the mappers' output (%s, %s so far)" % (
                 _mb(sum(_size(p) for p in glob.glob(os.path.join(step, "mapper", "[0-9]*",
                                                                  "output")))),
-                _duration(now - self._first(key, now)[0])), running=True)
+                _duration(now - self._seen.setdefault(key, now))), running=True)
         reduce_text = _tasks_text("reducer", reducers)
         if reduce_text is None:
             return View((step, "split"), before + "splitting the sorted input among the "
@@ -293,23 +303,19 @@ class ProgressMonitor:
     def _products_view(self, key, texts, reducers, works, now):
         all_done = all(t.status and t.status[0] for t in reducers)
         done, total, exact = products_total(works, all_done)
-        t0, done0 = self._first(key, now, done)
+        t0 = max(t.input_time for t in reducers)  # (the split's end: the reducers' start)
         extra = "products %s" % _count(done)
         if total is not None:
             extra += " of %s%s (%d%%)" % ("" if exact else "~", _count(total),
                                           100 * done // max(total, 1))
         if all_done:
             pass
-        elif total is not None and now - t0 >= ETA_AFTER and done > done0:
-            rate = (done - done0) / (now - t0)
+        elif total is not None and t0 and now - t0 >= ETA_AFTER and done > 0:
+            rate = done / (now - t0)
             extra += ", ETA %s" % _duration(max(total - done, 0) / rate)
         else:
             extra += ", ETA unknown"
         return View(key, texts[0], done, total, "products", not all_done, extra, texts[1])
-
-    def _first(self, key, now, done=0):
-        """(time, products done) when the phase ``key`` was first seen."""
-        return self._seen.setdefault(key, (now, done))
 
 
 def _isatty(stream):

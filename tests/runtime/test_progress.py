@@ -144,12 +144,14 @@ def test_the_monitors_lines_of_a_local_run(local_run):
     assert any(l.startswith("step 2 of 3: ") and "; products " in l for l in lines), lines
 
 
-def fake_step(tmp_path, reducers):
-    """A runner's step 2 of 3 with the reducers' stderr as given."""
+def fake_step(tmp_path, reducers, written=100.0):
+    """A runner's step 2 of 3 with the reducers' stderr as given, their input
+    written at ``written`` (the reducers' start)."""
     for i, text in enumerate(reducers):
         d = tmp_path / "step" / "001" / "reducer" / ("%05d" % i)
         d.mkdir(parents=True, exist_ok=True)
-        (d / "input").write_bytes(b"x" * 1000)
+        (d / "input").write_bytes(b"x" * 100_000)
+        os.utime(d / "input", (written, written))
         (d / "stderr").write_text(text)
 
 
@@ -175,13 +177,13 @@ def status(done, lines, nbytes, work):
 
 def test_the_eta_comes_from_the_rate_so_far(tmp_path):
     monitor = ProgressMonitor(FakeRunner(tmp_path), None)
-    fake_step(tmp_path, [status(False, 2, 500, (0, 400, 2, 9)), ""])
-    line = monitor.view(now=100.0).line
-    assert line == ("step 2 of 3: reducers 0/2 done, 2 running (2 lines, 0.0 of 0.0 MB); "
-                    "products 0 of ~1.8k (0%), ETA unknown")
-    fake_step(tmp_path, [status(False, 4, 800, (300, 400, 2, 9)),
-                         status(False, 1, 200, (0, 500, 7, 9))])
-    view = monitor.view(now=110.0)  # 300 in 10 s, 600 to go: 20 s
+    fake_step(tmp_path, [status(False, 2, 50_000, (20, 400, 2, 9)), ""])
+    line = monitor.view(now=103.0).line  # (3 s: too soon for a rate)
+    assert line == ("step 2 of 3: reducers 0/2 done, 2 running (2 lines, 0.1 of 0.2 MB); "
+                    "products 20 of ~1.8k (1%), ETA unknown")
+    fake_step(tmp_path, [status(False, 4, 80_000, (300, 400, 2, 9)),
+                         status(False, 1, 20_000, (0, 500, 7, 9))])
+    view = monitor.view(now=110.0)  # 300 in the 10 s since the start, 600 to go: 20 s
     assert (view.done, view.total) == (300, 900)
     assert view.extra == "products 300 of 900 (33%), ETA 20 s"
     fake_step(tmp_path, [status(True, 4, 800, (400, 400, 2, 9)),
