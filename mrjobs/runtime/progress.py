@@ -31,7 +31,8 @@ its own; the reducers' input bytes grow with a pair's size, not with its
 products.)  The ETA is the products left at the rate so far: the step's
 products done over the time since its reducers' input was written (their
 start, with what each pair costs besides its products); "ETA unknown" until
-that rate has :data:`ETA_AFTER` seconds behind it.
+that rate has :data:`ETA_AFTER` seconds and :data:`ETA_SHARE` of the
+products behind it (the tasks' start weighs on it less and less).
 """
 import glob
 import os
@@ -41,10 +42,10 @@ from typing import NamedTuple, Optional
 
 from mrjobs.runtime.taskstatus import parse_status
 
-__all__ = ["ProgressMonitor", "View", "ETA_AFTER", "HEARTBEAT"]
+__all__ = ["ProgressMonitor", "View", "products_total", "ETA_AFTER", "ETA_SHARE", "HEARTBEAT"]
 
-#: seconds of products behind a rate before an ETA is given
-ETA_AFTER = 5.0
+#: seconds, and share of the products done, behind a rate before an ETA is given
+ETA_AFTER, ETA_SHARE = 10.0, 0.05
 #: seconds after which the same line is logged again while something runs
 HEARTBEAT = 10.0
 
@@ -163,7 +164,7 @@ def products_total(works, all_done=False):
     no share has begun; exact once every share has begun (or every task
     ended).
 
-    >>> products_total([(10, 40, 1, 4), (0, 60, 2, 4)])
+    >>> products_total([(10, 40, 1, 4), (0, 60, 3, 4)])
     (10, 100, True)
     >>> products_total([(10, 40, 1, 4)])
     (10, 160, False)
@@ -310,7 +311,8 @@ class ProgressMonitor:
                                           100 * done // max(total, 1))
         if all_done:
             pass
-        elif total is not None and t0 and now - t0 >= ETA_AFTER and done > 0:
+        elif (total is not None and t0 and now - t0 >= ETA_AFTER
+              and done >= ETA_SHARE * total > 0):
             rate = done / (now - t0)
             extra += ", ETA %s" % _duration(max(total - done, 0) / rate)
         else:

@@ -178,11 +178,12 @@ def status(done, lines, nbytes, work):
 def test_the_eta_comes_from_the_rate_so_far(tmp_path):
     monitor = ProgressMonitor(FakeRunner(tmp_path), None)
     fake_step(tmp_path, [status(False, 2, 50_000, (20, 400, 2, 9)), ""])
-    line = monitor.view(now=103.0).line  # (3 s: too soon for a rate)
+    line = monitor.view(now=130.0).line  # (1% done: too soon for a rate)
     assert line == ("step 2 of 3: reducers 0/2 done, 2 running (2 lines, 0.1 of 0.2 MB); "
                     "products 20 of ~1.8k (1%), ETA unknown")
     fake_step(tmp_path, [status(False, 4, 80_000, (300, 400, 2, 9)),
                          status(False, 1, 20_000, (0, 500, 7, 9))])
+    assert "ETA unknown" in monitor.view(now=109.0).extra  # (9 s: too soon)
     view = monitor.view(now=110.0)  # 300 in the 10 s since the start, 600 to go: 20 s
     assert (view.done, view.total) == (300, 900)
     assert view.extra == "products 300 of 900 (33%), ETA 20 s"
