@@ -203,10 +203,7 @@ class SparseJob(MRJob):
 
     @functools.cached_property
     def status(self):
-        """The task's :class:`~mrjobs.runtime.taskstatus.TaskStatus`: its
-        status line (``reporter:status:``), which Hadoop shows and the inline
-        and local runners' progress monitor logs (one object for the job's
-        life; :meth:`_read_input` starts it afresh)."""
+        """The task's status line (:class:`~mrjobs.runtime.taskstatus.TaskStatus`)."""
         return TaskStatus(self.set_status)
 
     def _task_init(self):
@@ -215,12 +212,11 @@ class SparseJob(MRJob):
 
     def _read_input(self):
         """The task's input lines, told every few seconds as the task's status."""
-        status = self.status
-        status.reset()
+        self.status.reset()
         for line in super()._read_input():
-            status.read(len(line))
+            self.status.read(len(line))
             yield line
-        status.tell()
+        self.status.tell()
 
     def _task_final(self):
         self.counts.send(self)

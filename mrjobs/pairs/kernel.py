@@ -188,7 +188,7 @@ def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, excl
         return PairWork(products, plan.rows_pruned, plan.cols_pruned, plan.cells_pruned,
                         int(plan.pair_pruned))
     full = _full_best if spec.c is None else _full_best_c
-    work = PairWork((yield from full(A, C, scorer, spec, held, (stats_a, stats_c), exclude,
+    work = PairWork((yield from full(A, C, (scorer, (stats_a, stats_c), exclude), spec, held,
                                      exact_zeros, tell)))
     tell.end()
     return work
@@ -225,8 +225,9 @@ class _Tell:
             self.progress(self.done, self.planned)
 
 
-def _full_best(A, C, scorer, spec, held, stats, exclude, exact_zeros, tell):
-    """:func:`pair_best` without pruning: every product, chunk by chunk."""
+def _full_best(A, C, scoring, spec, held, exact_zeros, tell):
+    """:func:`pair_best` without pruning: every product, chunk by chunk
+    (``scoring``: the scorer, the two sides' stats, the pairs excluded)."""
     n_c, k, limit, diagonal = C.shape[0], spec.k, spec.limit, spec.diagonal
     Bt = None if diagonal else C.T.tocsr()
     # with k, chunks narrow enough for a dense array of <= 4 * limit cells
@@ -240,7 +241,7 @@ def _full_best(A, C, scorer, spec, held, stats, exclude, exact_zeros, tell):
         if diagonal:
             r, c, dots = upper(r, c, dots, spec.include_self)
         products += dots.shape[0]
-        r, c, scores = chunk_scores(r, c, dots, scorer, stats, exclude, n_c)
+        r, c, scores = chunk_scores(r, c, dots, *scoring, n_c)
         yield from chunk_best(r, c, scores, spec, (start, end, c0, n_c), held)
         if held.full():
             yield (COLUMNS,) + held.take()
@@ -256,7 +257,7 @@ def _full_best(A, C, scorer, spec, held, stats, exclude, exact_zeros, tell):
 C_CHUNK = 131072
 
 
-def _full_best_c(A, C, scorer, spec, held, stats, exclude, exact_zeros, tell):
+def _full_best_c(A, C, scoring, spec, held, exact_zeros, tell):
     """:func:`_full_best` on the C kernels: each chunk's products (the upper
     triangle only, on a diagonal block; pairs whose dot product is exactly
     0.0 included), scored in numpy, each row's ``k`` best selected in C and
@@ -283,8 +284,7 @@ def _full_best_c(A, C, scorer, spec, held, stats, exclude, exact_zeros, tell):
         if n < 0:
             raise AssertionError("a chunk's products exceed their bound")
         products += n
-        r, c, scores = chunk_scores(out[0][:n], out[1][:n], out[2][:n], scorer, stats,
-                                    exclude, n_c)
+        r, c, scores = chunk_scores(out[0][:n], out[1][:n], out[2][:n], *scoring, n_c)
         if k is None:
             yield from sparse_best(r, c, scores, None, held, spec.mirror, diagonal)
             if held.full():
