@@ -9,10 +9,10 @@ status.  The inline and local runners write each task's stderr to
 reads the last status line of each, and the files the runner writes between
 the tasks, and says what the running step does::
 
-    step 1 of 3: mappers 0/2 done, 2 running (12,040 lines, 30.7 of 51.0 MB)
-    step 2 of 3: sorting the mappers' output (733.0 MB, 20 s so far)
-    step 2 of 3: splitting the sorted input among the reducers (412.0 of 733.0 MB)
-    step 2 of 3: reducers 0/4 done, 2 running (6 lines, 184.2 of 733.0 MB); products 1.21G of ~4.80G (25%), ETA 3m10s
+    step 1 of 3: mappers 0/2 done, 2 running (34,725 lines, 88.8 of 127.8 MB)
+    step 2 of 3: sorting the mappers' output (99.1 MB, 0 s so far)
+    step 3 of 3: splitting the sorted input among the reducers (2.7 of 26.9 MB)
+    step 2 of 3: reducers 0/4 done, 2 running (40 lines, 155.4 of 248.0 MB); products 5.29G of ~11.6G (45%), ETA 2m35s
 
 as a log line every ``every`` seconds when it changed (and at least every 10
 seconds while something runs) or, when the log goes to a terminal, as a
