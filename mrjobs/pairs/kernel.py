@@ -180,7 +180,7 @@ def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, excl
     # with k: cut the mirrored candidates to k a column once 2k a column pile up
     held = Held(k, spec.limit if k is None else 2 * k * n_c, n_c)
     exact_zeros = may_hold_zero_dots(A.data, C.data)
-    tell = _Tell(progress, row_products(A, C, spec.diagonal, spec.include_self))
+    tell = _Tell(progress, A, C, spec)
     plan = _plan(A, C, scorer, spec, exclude, (stats_a, stats_c), exact_zeros)
     if plan is not None:
         products = yield from _pruned_best(plan, scorer, spec, held, (stats_a, stats_c), tell)
@@ -196,11 +196,12 @@ def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, excl
 
 class _Tell:
     """The ``progress`` of :func:`pair_best`: each chunk's rows' multiply-adds
-    (``work``, a row's) added up and told (nothing without ``progress``)."""
+    added up and told (nothing without ``progress``)."""
 
-    def __init__(self, progress, work):
+    def __init__(self, progress, A, C, spec):
         self.progress = progress
         if progress is not None:
+            work = row_products(A, C, spec.diagonal, spec.include_self)
             self.planned = int(work.sum())
             self.done = 0
             self.cum = np.concatenate(([0], np.cumsum(work)))
