@@ -132,7 +132,8 @@ class MRSparseDotProducts(SparseJob):
             counts=self.counts, postings=PostingAssembler(o.max_df, self.counts, self.pairs_of),
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), max_df=o.max_df,
-            blocks=o.blocks, prune=not o.no_prune, df_cut=self._df_cut_form())
+            blocks=o.blocks, prune=not o.no_prune, df_cut=self._df_cut_form(),
+            status=self.status)
 
     def _df_cut_form(self):
         """``--df-cut-form`` as the launcher set it, else "join": a job built

@@ -29,9 +29,9 @@ draw from its own copy of the seeded generator, moved ahead to where that
 kind starts, so its memory does not grow with ``--vectors`` (the feature ids
 of ``--vocabulary`` are held, about 100 bytes each).
 
-A progress bar is shown on stderr for large corpora when ``tqdm`` is
-installed (``pip install mrsparse[examples]``); without it the generator
-runs silently.
+A progress bar (``tqdm``, one of mrsparse's dependencies) is shown on stderr
+for large corpora; where tqdm cannot be imported the generator runs
+silently.
 """
 import argparse
 import sys

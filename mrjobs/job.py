@@ -13,7 +13,6 @@ import functools
 import logging
 import os
 import re
-import time
 import uuid
 
 import numpy as np
@@ -30,7 +29,7 @@ from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTI
                             InputError, float32_zeros, parse_vector, weight_limit)
 from mrjobs.runtime.errors import JobError
 from mrjobs.runtime.paths import local_path
-from mrjobs.runtime.progress import status_text
+from mrjobs.runtime.taskstatus import TaskStatus
 from mrjobs.runtime.runnerargs import LAUNCH_DIR, runner_class, runner_kwargs
 from mrjobs.runtime.streams import kind as input_kind
 from mrjobs.runtime.tasks import task_errors
@@ -202,27 +201,26 @@ class SparseJob(MRJob):
         job's life; :meth:`_task_init` empties it)."""
         return Counters()
 
+    @functools.cached_property
+    def status(self):
+        """The task's status line (:class:`~mrjobs.runtime.taskstatus.TaskStatus`)."""
+        return TaskStatus(self.set_status)
+
     def _task_init(self):
         self.counts.clear()
         self._lines = 0
 
     def _read_input(self):
-        """The task's input lines, told every few seconds as the task's status
-        (``reporter:status:``, which Hadoop shows and the inline and local
-        runners' progress monitor logs)."""
-        lines = nbytes = 0
-        next_status = time.monotonic() + STATUS_EVERY
+        """The task's input lines, told every few seconds as the task's status."""
+        self.status.reset()
         for line in super()._read_input():
-            lines += 1
-            nbytes += len(line)
-            if time.monotonic() >= next_status:
-                next_status = time.monotonic() + STATUS_EVERY
-                self.set_status(status_text(False, lines, nbytes))
+            self.status.read(len(line))
             yield line
-        self.set_status(status_text(True, lines, nbytes))
+        self.status.tell()
 
     def _task_final(self):
         self.counts.send(self)
+        self.status.tell(done=True)
 
     def read_vector(self, line):
         """Parse, check and normalise one input line.
@@ -314,10 +312,6 @@ class SparseJob(MRJob):
     @staticmethod
     def _input_file():
         return jobconf_from_env("mapreduce.map.input.file", "<stdin>")
-
-
-#: seconds between a task's status lines
-STATUS_EVERY = 3.0
 
 
 #: the input formats, for messages about unreadable input

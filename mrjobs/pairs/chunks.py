@@ -5,7 +5,7 @@ import numpy as np
 
 from mrjobs.kernels import top_k_groups
 
-__all__ = ["ROWS", "COLUMNS", "Held", "product_bounds", "chunk_dots", "upper",
+__all__ = ["ROWS", "COLUMNS", "Held", "product_bounds", "row_products", "chunk_dots", "upper",
            "chunk_scores", "chunk_best", "sparse_best", "chunk_ends", "may_hold_zero_dots"]
 
 #: direction of a result: ``groups`` index rows of ``A``, ``others`` rows of ``C``
@@ -21,6 +21,35 @@ def product_bounds(A, C):
     df_c = np.bincount(C.indices, minlength=A.shape[1])
     return np.minimum(np.bincount(np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
                                   weights=df_c[A.indices], minlength=A.shape[0]), n_c)
+
+
+def row_products(A, C, diagonal=False, include_self=False):
+    """Each row's multiply-adds in the pair product: the sum, over its
+    features, of the rows of ``C`` that hold it -- on a diagonal block
+    (``C is A``), of the rows after it (and itself, with ``include_self``):
+    the upper triangle the job needs.  Summed over a job's block pairs, this
+    is the planner's Σ_f df_f(df_f-1)/2 over the kept features (df_f·dq_f
+    under ``--queries``).  O(nnz).
+
+    >>> import scipy.sparse as sp
+    >>> A = sp.csr_matrix(np.array([[1., 1.], [1., 0.], [1., 1.]]))
+    >>> row_products(A, A).tolist(), row_products(A, A, diagonal=True).tolist()
+    ([5, 3, 5], [3, 1, 0])
+    """
+    n = A.shape[0]
+    if not diagonal:
+        df_c = np.bincount(C.indices, minlength=A.shape[1])
+        per_entry = df_c[A.indices]
+        rows = np.repeat(np.arange(n), np.diff(A.indptr))
+    else:
+        T = A.T.tocsr()  # a feature's rows, ascending
+        if not T.has_sorted_indices:
+            T.sort_indices()
+        held = np.diff(T.indptr)
+        rank = np.arange(T.nnz) - np.repeat(T.indptr[:-1], held)
+        per_entry = np.repeat(held, held) - rank - (0 if include_self else 1)
+        rows = T.indices
+    return np.bincount(rows, weights=per_entry, minlength=n).astype(np.int64)
 
 
 def chunk_dots(A_chunk, Bt, r0, c0, exact_zeros):

@@ -47,7 +47,7 @@ import numpy as np
 from mrjobs import _c
 from mrjobs.pairs.chunks import (COLUMNS, ROWS, Held, chunk_best, chunk_dots, chunk_ends,
                                  chunk_scores, may_hold_zero_dots, product_bounds,
-                                 sparse_best, upper)
+                                 row_products, sparse_best, upper)
 
 __all__ = ["pair_best", "PairSpec", "PairWork", "ROWS", "COLUMNS", "KERNEL", "KERNEL_REASON",
            "KERNELS", "PRUNE_MODES", "bounds_cost_share"]
@@ -138,7 +138,8 @@ class PairWork(NamedTuple):
     pair_pruned: int = 0
 
 
-def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, exclude=None):
+def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, exclude=None,
+              progress=None):
     """Best-scored pairs of the rows of two CSR blocks, in both directions.
 
     Parameters
@@ -155,6 +156,11 @@ def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, excl
     stats_a, stats_c, exclude : numpy.ndarray, optional
         Per-row statistics of the measure; pairs left out, as ``row *
         len(C) + col`` (two blocks only).
+    progress : callable, optional
+        ``progress(done, planned)``: the pair product's multiply-adds
+        (:func:`~mrjobs.pairs.chunks.row_products`) done so far and in all,
+        told before the first chunk, after each (those of the chunk's rows,
+        multiplied or pruned) and at the end (``done == planned``).
 
     Yields
     ------
@@ -174,18 +180,55 @@ def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, excl
     # with k: cut the mirrored candidates to k a column once 2k a column pile up
     held = Held(k, spec.limit if k is None else 2 * k * n_c, n_c)
     exact_zeros = may_hold_zero_dots(A.data, C.data)
+    tell = _Tell(progress, A, C, spec)
     plan = _plan(A, C, scorer, spec, exclude, (stats_a, stats_c), exact_zeros)
     if plan is not None:
-        products = yield from _pruned_best(plan, scorer, spec, held, (stats_a, stats_c))
+        products = yield from _pruned_best(plan, scorer, spec, held, (stats_a, stats_c), tell)
+        tell.end()
         return PairWork(products, plan.rows_pruned, plan.cols_pruned, plan.cells_pruned,
                         int(plan.pair_pruned))
     full = _full_best if spec.c is None else _full_best_c
-    return PairWork((yield from full(A, C, scorer, spec, held, (stats_a, stats_c), exclude,
-                                     exact_zeros)))
+    work = PairWork((yield from full(A, C, (scorer, (stats_a, stats_c), exclude), spec, held,
+                                     exact_zeros, tell)))
+    tell.end()
+    return work
 
 
-def _full_best(A, C, scorer, spec, held, stats, exclude, exact_zeros):
-    """:func:`pair_best` without pruning: every product, chunk by chunk."""
+class _Tell:
+    """The ``progress`` of :func:`pair_best`: each chunk's rows' multiply-adds
+    added up and told (nothing without ``progress``)."""
+
+    def __init__(self, progress, A, C, spec):
+        self.progress = progress
+        if progress is not None:
+            work = row_products(A, C, spec.diagonal, spec.include_self)
+            self.planned = int(work.sum())
+            self.done = 0
+            self.cum = np.concatenate(([0], np.cumsum(work)))
+            self.work = work
+            progress(0, self.planned)
+
+    def upto(self, end):
+        """The rows before ``end`` are done."""
+        if self.progress is not None:
+            self.done = int(self.cum[end])
+            self.progress(self.done, self.planned)
+
+    def rows(self, rows):
+        """The rows ``rows`` are done (too)."""
+        if self.progress is not None:
+            self.done += int(self.work[rows].sum())
+            self.progress(self.done, self.planned)
+
+    def end(self):
+        if self.progress is not None and self.done != self.planned:
+            self.done = self.planned
+            self.progress(self.done, self.planned)
+
+
+def _full_best(A, C, scoring, spec, held, exact_zeros, tell):
+    """:func:`pair_best` without pruning: every product, chunk by chunk
+    (``scoring``: the scorer, the two sides' stats, the pairs excluded)."""
     n_c, k, limit, diagonal = C.shape[0], spec.k, spec.limit, spec.diagonal
     Bt = None if diagonal else C.T.tocsr()
     # with k, chunks narrow enough for a dense array of <= 4 * limit cells
@@ -199,10 +242,11 @@ def _full_best(A, C, scorer, spec, held, stats, exclude, exact_zeros):
         if diagonal:
             r, c, dots = upper(r, c, dots, spec.include_self)
         products += dots.shape[0]
-        r, c, scores = chunk_scores(r, c, dots, scorer, stats, exclude, n_c)
+        r, c, scores = chunk_scores(r, c, dots, *scoring, n_c)
         yield from chunk_best(r, c, scores, spec, (start, end, c0, n_c), held)
         if held.full():
             yield (COLUMNS,) + held.take()
+        tell.upto(end)
         start = end
     yield (COLUMNS,) + held.take()
     return products
@@ -214,7 +258,7 @@ def _full_best(A, C, scorer, spec, held, stats, exclude, exact_zeros):
 C_CHUNK = 131072
 
 
-def _full_best_c(A, C, scorer, spec, held, stats, exclude, exact_zeros):
+def _full_best_c(A, C, scoring, spec, held, exact_zeros, tell):
     """:func:`_full_best` on the C kernels: each chunk's products (the upper
     triangle only, on a diagonal block; pairs whose dot product is exactly
     0.0 included), scored in numpy, each row's ``k`` best selected in C and
@@ -241,8 +285,7 @@ def _full_best_c(A, C, scorer, spec, held, stats, exclude, exact_zeros):
         if n < 0:
             raise AssertionError("a chunk's products exceed their bound")
         products += n
-        r, c, scores = chunk_scores(out[0][:n], out[1][:n], out[2][:n], scorer, stats,
-                                    exclude, n_c)
+        r, c, scores = chunk_scores(out[0][:n], out[1][:n], out[2][:n], *scoring, n_c)
         if k is None:
             yield from sparse_best(r, c, scores, None, held, spec.mirror, diagonal)
             if held.full():
@@ -254,6 +297,7 @@ def _full_best_c(A, C, scorer, spec, held, stats, exclude, exact_zeros):
             yield (ROWS,) + tuple(x[:m].copy() for x in best)
             if kept is not None:
                 kept.offer(c, r, scores, diagonal)
+        tell.upto(end)
         start = end
     yield (COLUMNS,) + (held.take() if kept is None else kept.take())
     return products
@@ -399,7 +443,7 @@ def _plan_scorer(scorer, stats_a, stats_c):
     return score
 
 
-def _pruned_best(plan, scorer, spec, held, stats):
+def _pruned_best(plan, scorer, spec, held, stats, tell):
     """:func:`pair_best` over the pairs a :class:`~mrjobs.pairs.bounds.PairPlan`
     leaves: its first pass, then its live cells in row chunks."""
     order = plan.row_order()
@@ -422,5 +466,7 @@ def _pruned_best(plan, scorer, spec, held, stats):
         yield from sparse_best(r, c, scores, spec.k, held, spec.mirror, spec.diagonal)
         if held.full():
             yield (COLUMNS,) + held.take()
+        if not isinstance(chunk, tuple):  # (the first pass: its rows come again)
+            tell.rows(chunk)
     yield (COLUMNS,) + held.take()
     return plan.products

@@ -133,7 +133,7 @@ class Launch:
                         check_temp_disk(self.job, os.path.dirname(runner._get_local_tmp_dir()),
                                         runner._get_input_paths())
                     self.check_task_python(runner)
-                    self.run_steps(runner)
+                    self.run_steps(runner, log_stream)
                     self.finish(runner, log_stream)
                 finally:
                     self.end_tasks()
@@ -176,8 +176,9 @@ class Launch:
         if self.committer:
             self.committer.abort()
 
-    def run_steps(self, runner):
-        monitor = ProgressMonitor(runner, log) if not self.options.quiet else None
+    def run_steps(self, runner, log_stream=None):
+        monitor = (ProgressMonitor(runner, log, stream=log_stream)
+                   if not self.options.quiet else None)
         failures = FailureReport()
         try:
             if monitor:

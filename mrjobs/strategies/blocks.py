@@ -246,6 +246,9 @@ class BlocksStrategy:
         form, the count tables), run the pair kernel, emit partial rows."""
         ctx = self.ctx
         i, j = block_pair_of(key)
+        status = ctx.status
+        if status is not None:  # (see mrjobs.runtime.taskstatus: a pair's share)
+            status.begin_pair(1 if i == j or ctx.queries else 2, (ctx.blocks or 1) ** 2)
         sides, tables = ([], []), []
         for r in records:
             if isinstance(r, Stripe):
@@ -269,7 +272,8 @@ class BlocksStrategy:
                         include_self=ctx.include_self, mirror=not ctx.queries,
                         prune="auto" if ctx.prune else "never")
         results = pair_best(A, C, ctx.scorer, spec, stats_a=rows.stats, stats_c=cols.stats,
-                            exclude=same)
+                            exclude=same,
+                            progress=None if status is None else status.pair_products)
         work = yield from self._emit_all(results, rows, cols)
         for name, n in ((BLOCK_PAIRS, 1), (PRODUCTS_COMPUTED, work.products),
                         (ROWS_PRUNED, work.rows_pruned), (COLUMNS_PRUNED, work.columns_pruned),

@@ -38,6 +38,9 @@ class Context:
         The form of the ``--max-df`` cut under blocks, ``"counts"`` or
         ``"join"`` (``--df-cut-form``, set by the launcher; see
         :func:`mrjobs.strategies.sizing.df_cut_form`).
+    status : mrjobs.runtime.taskstatus.TaskStatus, optional
+        The task's status line (the blocks strategy tells its block pairs'
+        products there).
     """
 
     scorer: Any
@@ -52,6 +55,7 @@ class Context:
     blocks: Optional[int] = None
     prune: bool = True
     df_cut: str = "join"
+    status: Any = None
 
 
 class Step(NamedTuple):

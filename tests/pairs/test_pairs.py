@@ -178,3 +178,38 @@ def test_kernel_imports_neither_mrjob_nor_the_job():
     assert out.split() == ["['mrjobs._c',", "'mrjobs.kernels',", "'mrjobs.pairs',",
                            "'mrjobs.pairs.chunks',", "'mrjobs.pairs.kernel']"]
 
+
+
+@pytest.mark.parametrize("prune", ["never", "always"])
+@pytest.mark.parametrize("diagonal,include_self", [(False, False), (True, False), (True, True)])
+def test_progress_tells_the_multiply_adds_of_the_pair_product(diagonal, include_self, prune):
+    # planned: Σ_f dfA_f·dfC_f, on a diagonal block Σ_f df_f(df_f∓1)/2 (the upper
+    # triangle); told before the first chunk, after each, and done at the end
+    rng = np.random.default_rng(7)
+    A = _unit_rows(_block(rng, 40, 12, 0.3))
+    C = A if diagonal else _unit_rows(_block(rng, 30, 12, 0.3))
+    told = []
+    spec = PairSpec(3, 17, diagonal=diagonal, include_self=include_self, prune=prune,
+                    kernel=_KERNEL["name"])
+    results = pair_best(A, C, Scorer("cosine", Counters(), 0.5), spec,
+                        progress=lambda done, planned: told.append((done, planned)))
+    for _ in results:
+        pass
+    df_a = np.bincount(A.indices, minlength=12)
+    df_c = np.bincount(C.indices, minlength=12)
+    if diagonal:
+        planned = int((df_a * (df_a + (1 if include_self else -1)) // 2).sum())
+    else:
+        planned = int((df_a * df_c).sum())
+    assert told[0] == (0, planned) and told[-1] == (planned, planned)
+    assert all(p == planned for _, p in told)
+    assert len(told) > 3 or prune == "always"  # (a pruned pair's rows: in fewer chunks)
+    assert all(a <= b for (a, _), (b, _) in zip(told, told[1:]))
+
+
+def _unit_rows(m):
+    """``m`` with rows of norm 1 (cosine's prepared weights)."""
+    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+    m = sp.csr_matrix(sp.diags(np.where(norms > 0, 1 / np.maximum(norms, 1e-300), 0.0)) @ m)
+    m.sort_indices()
+    return m
