@@ -34,7 +34,9 @@ if __package__ in (None, ""):  # run as ``python bench/jobs.py``
 
 import numpy as np  # noqa: E402
 
+from bench import checks as more_checks  # noqa: E402
 from bench import common, floor, measure, peer_scripts, peers, profiling  # noqa: E402
+from mrjobs.runtime.diskpeak import DiskPeak  # noqa: E402
 
 JOB_MODULE = "mrjobs.dot_products"
 MEASURE = "cosine"
@@ -51,15 +53,21 @@ TARGET_WALL_S = {"small": 2.5, "W2": 3.5}  # wall seconds on the local runner
 TARGET_TEXT_CPU = {"inline": 3.0, "local": 5.0}  # text: blocks CPU / floor CPU
 TARGET_TINY_CPU_S = 4.0          # 50 vectors on the local runner, CPU s in all
 TARGET_K_RATIO = {100: 1.25, 1000: 2.0}  # dense: top-k K wall / top-k 10 wall
-#: pruning: wall without it / wall with it, by variant (the same bytes)
-TARGET_PRUNE_SPEEDUP = {"t0.5": 3.0, "t0.8": 5.0, "": 1.5}
+#: pruning: wall without it / wall with it, by variant (the same bytes; t0.5:
+#: issue 27's 2x on the tf-idf corpus)
+TARGET_PRUNE_SPEEDUP = {"t0.5": 2.0, "t0.8": 5.0, "": 1.5}
+#: issue 27's end-to-end, kernel and temporary-disk targets: bench.checks
 
 #: a run's variant: the options after ``--measure cosine`` ("" is the default)
 VARIANTS = {"": ("--top-k", str(TOP_K)), "k100": ("--top-k", "100"),
             "k1000": ("--top-k", "1000"),
             "t0.5": ("--threshold", "0.5"), "t0.5 no-prune": ("--threshold", "0.5", "--no-prune"),
-            "t0.8": ("--threshold", "0.8"), "t0.8 no-prune": ("--threshold", "0.8", "--no-prune")}
+            "t0.8": ("--threshold", "0.8"), "t0.8 no-prune": ("--threshold", "0.8", "--no-prune"),
+            "compact": ("--top-k", str(TOP_K), "--input-format", "compact")}
 K_VARIANTS = {"": TOP_K, "k100": 100, "k1000": 1000}
+#: the top-k of each variant that has one (compact: the corpus converted by
+#: ``python -m mrjobs.convert --to compact`` beforehand, untimed)
+TOP_K_OF = {**K_VARIANTS, "compact": TOP_K}
 
 
 @dataclass(frozen=True)
@@ -99,17 +107,20 @@ QUICK_CORPORA = tuple(Corpus(*c, vocabulary=20000) for c in (
 #: vectors; ``tiny``: 50; ``prune``: where pruning is measured, with ``dense``)
 WORKLOADS = {"full": {"tiny": "tiny-50", "small": "exact-1k", "dense": "dense",
                       "large": "exact-50k", "W1": "W1", "W2": "W2", "text": "text-4k",
-                      "prune": "text-20k", "prune_more": ("tfidf-20k",)},
+                      "prune": "text-20k", "prune_more": ("tfidf-20k",),
+                      "zipf_e2e": ["dense", "exact-50k"], "compact": ["dense", "exact-50k"]},
              "quick": {"tiny": "exact-q200", "small": "exact-q200", "dense": "dense-quick",
                        "large": "dense-quick", "W1": "W1-quick", "W2": "W2-quick",
-                       "text": "text-q400", "prune": "text-q400"}}
+                       "text": "text-q400", "prune": "text-q400", "zipf_e2e": ["dense-quick"],
+                       "compact": ["dense-quick"]}}
 PRUNE_VARIANTS = ("t0.5", "t0.5 no-prune", "t0.8", "t0.8 no-prune")
 #: (corpus, strategy, runner, variant) job runs, in the order they run
 FULL_RUNS = (("tiny-50", "blocks", "local", ""),) + tuple(
     (c, s, "local", "") for c in ("exact-1k", "cut-1k", "cut-5k", "W2", "W1") for s in STRATEGIES
 ) + tuple(("dense", "blocks", "local", v) for v in ("", "k100", "k1000") + PRUNE_VARIANTS) + (
+    ("dense", "blocks", "local", "compact"),
     ("cut-50k", "blocks", "local", ""), ("exact-50k", "blocks", "local", ""),
-    ("text-4k", "blocks", "inline", ""), ("text-4k", "blocks", "local", ""),
+    ("exact-50k", "blocks", "local", "compact"), ("text-4k", "blocks", "inline", ""), ("text-4k", "blocks", "local", ""),
 ) + tuple(("text-20k", "blocks", "local", v) for v in ("",) + PRUNE_VARIANTS) + tuple(
     ("tfidf-20k", "blocks", "local", v) for v in PRUNE_VARIANTS)
 #: left out on purpose: the stripes estimate of these corpora (in the JSON)
@@ -121,13 +132,15 @@ QUICK_RUNS = tuple(
     (c, s, "inline", "") for c in ("exact-q200", "W2-quick", "dense-quick", "cut-q300",
                                    "W1-quick") for s in STRATEGIES
 ) + (("exact-q200", "blocks", "local", ""), ("dense-quick", "blocks", "local", ""),
-     ("dense-quick", "blocks", "inline", "k100"), ("text-q400", "blocks", "inline", "")) + tuple(
+     ("dense-quick", "blocks", "inline", "k100"), ("dense-quick", "blocks", "inline", "compact"), ("text-q400", "blocks", "inline", "")) + tuple(
     ("text-q400", "blocks", "inline", v) for v in PRUNE_VARIANTS[:2])
 #: the corpus (a workload) whose references are also taken at each k of
 #: :data:`K_VARIANTS`
 K_WORKLOAD = "dense"
 #: seconds between /proc memory samples; functions listed per profile table
 SAMPLE_INTERVAL, PROFILE_TOP = 0.2, 25
+#: seconds between walks of a run's --local-tmp-dir (mrjobs.runtime.diskpeak)
+DISK_INTERVAL = 0.5
 #: (strategy, corpus) profiled on the inline runner
 PROFILES = {"full": (("blocks", "W2"), ("stripes", "cut-5k")),
             "quick": (("blocks", "W2-quick"), ("stripes", "W1-quick"))}
@@ -229,16 +242,20 @@ def run_job(corpus, corpus_path, strategy, runner, variant, args, workdir, log, 
     shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir(parents=True)
     cmd = job_command(corpus_path, corpus, strategy, runner, tmp_dir, variant)
-    m = measure.run_checked(cmd, out_path, SAMPLE_INTERVAL)
+    with DiskPeak(tmp_dir, every=DISK_INTERVAL) as disk:
+        m = measure.run_checked(cmd, out_path, SAMPLE_INTERVAL)
     by_step = measure.shuffle_bytes(tmp_dir)
     shutil.rmtree(tmp_dir, ignore_errors=True)
     output = measure.read_output(out_path)
     if not (args.keep or keep):
         out_path.unlink()
     row = job_row(corpus, strategy, runner, cmd, m, by_step, output, variant)
+    row.update(input_bytes=Path(corpus_path).stat().st_size, temp_disk_peak_bytes=disk.peak,
+               temp_disk_samples=disk.samples)
     log("%-11s %-7s %-6s %-13s wall %7.1fs  cpu %7.1fs  shuffle %8.1f MB  task peak %6.0f MB"
-        % (corpus.name, strategy, runner, variant, row["wall_s"], row["cpu_s"],
-           row["shuffle_bytes"] / 1e6, (row["task_peak_rss_bytes"] or 0) / 1e6))
+        "  tmp disk %7.1f MB" % (corpus.name, strategy, runner, variant, row["wall_s"],
+                                 row["cpu_s"], row["shuffle_bytes"] / 1e6,
+                                 (row["task_peak_rss_bytes"] or 0) / 1e6, disk.peak / 1e6))
     return row
 
 
@@ -255,7 +272,7 @@ def job_row(corpus, strategy, runner, cmd, m, by_step, output, variant=""):
     return {
         "corpus": corpus.name, "family": corpus.family, "vectors": corpus.vectors,
         "strategy": strategy, "runner": runner, "variant": variant,
-        "top_k": K_VARIANTS.get(variant), "command": " ".join(["python"] + cmd[1:]),
+        "top_k": TOP_K_OF.get(variant), "command": " ".join(["python"] + cmd[1:]),
         "blocks": blocks_of(work.get("block pairs")) if strategy == "blocks" else None,
         "steps": len(counters), "step_wall_s": measure.step_times(m["stderr"], m["wall_s"]),
         **{k: m[k] for k in ("wall_s", "cpu_s", "user_s", "sys_s", "max_rss_bytes",
@@ -282,14 +299,7 @@ def profile_run(corpus, corpus_path, strategy, args, workdir, corpora_stats, log
 
 # -- derived numbers, checks --------------------------------------------------------
 
-def _row(rows, corpus, strategy, runner=None, prefer="local", variant=""):
-    """The run of ``corpus``, ``strategy`` and ``variant`` on ``runner``; with
-    None, on ``prefer`` if there is one, else on any runner."""
-    found = {r["runner"]: r for r in rows
-             if (r["corpus"], r["strategy"], r["variant"]) == (corpus, strategy, variant)}
-    if runner is not None:
-        return found.get(runner)
-    return found.get(prefer) or next(iter(found.values()), None)
+_row = more_checks.find_row
 
 
 def _ratio(a, b):
@@ -322,6 +332,8 @@ def add_ratios(rows, corpora_stats):
         r["task_peak_mb"] = (r["task_peak_rss_bytes"] or 0) / 1e6
         r["max_rss_mb"] = r["max_rss_bytes"] / 1e6
         r["tree_pss_mb"] = r["tree_pss_peak_bytes"] / 1e6
+        r["temp_disk_mb"] = r["temp_disk_peak_bytes"] / 1e6
+        r["temp_disk_vs_input"] = _ratio(r["temp_disk_peak_bytes"], r["input_bytes"])
 
 
 def _rel_diff(a, b):
@@ -330,9 +342,12 @@ def _rel_diff(a, b):
 
 def _twin(rows, r):
     """The run to compare ``r``'s output with: the blocks run of the corpus
-    and variant (inline if any), or for a pruned run, its ``--no-prune`` twin."""
+    and variant (inline if any), or for a pruned run, its ``--no-prune`` twin, or
+    for a run from compact input, the run from JSON on the same runner."""
     if r["variant"].startswith("t") and not r["variant"].endswith("no-prune"):
         return _row(rows, r["corpus"], "blocks", r["runner"], variant=r["variant"] + " no-prune")
+    if r["variant"] == "compact":
+        return _row(rows, r["corpus"], "blocks", r["runner"])
     ref = (_row(rows, r["corpus"], "blocks", "inline", variant=r["variant"])
            or _row(rows, r["corpus"], "blocks", variant=r["variant"]))
     return None if ref is r else ref
@@ -527,7 +542,8 @@ def _peer_checks(peer_rows, workloads):
 
 
 def evaluate_checks(rows, corpora_stats, workloads, peer_rows=()):
-    """Every target of the run (see the module's TARGET_* constants)."""
+    """Every target of the run (see the module's TARGET_* constants and
+    :mod:`bench.checks`'s)."""
     checks = []
     for w in dict.fromkeys(("dense", "large", "W1")):
         name = workloads[w]
@@ -538,6 +554,9 @@ def evaluate_checks(rows, corpora_stats, workloads, peer_rows=()):
     checks += _k_checks(rows, workloads)
     checks += _prune_checks(rows, workloads)
     checks += _peer_checks(peer_rows, workloads)
+    checks += more_checks.e2e_checks(peer_rows, workloads)
+    checks += more_checks.compact_checks(rows, peer_rows, workloads)
+    checks += more_checks.temp_disk_check(rows)
     return checks
 
 
@@ -564,6 +583,7 @@ TABLE = [
     ("wall_vs_stripes", "wall/stripes", "{:.3f}"), ("shuffle_mb", "shuffle MB", "{:,.1f}"),
     ("shuffle_vs_estimate", "shuffle/est.", "{:.4f}"),
     ("task_peak_mb", "task peak MB", "{:,.0f}"), ("tree_pss_mb", "tree PSS MB", "{:,.0f}"),
+    ("temp_disk_mb", "tmp disk MB", "{:,.1f}"), ("temp_disk_vs_input", "tmp/input", "{:.2f}"),
     ("output_pairs", "out entries", "{:,}"),
 ]
 CONSISTENCY_TABLE = [
@@ -648,13 +668,14 @@ def print_tables(rows, corpora_stats, consist, checks, not_run, peer_rows=()):
 
 
 COLORS = {"blocks": "#d62728", "stripes": "#1f77b4", "floor": "#2ca02c", "topn": "#9467bd",
-          "rs": "#ff7f0e", "topn_e2e": "#c5b0d5", "rs_e2e": "#ffbb78"}
+          "rs": "#ff7f0e", "topn_e2e": "#c5b0d5", "rs_e2e": "#ffbb78", "compact": "#8c564b"}
 LABELS = {"blocks": "--strategy blocks", "stripes": "--strategy stripes",
           "floor": "scipy floor (1 core)",
           "topn": "sparse_dot_topn (%d threads), product" % floor.TOPN_THREADS,
           "rs": "sp_matmul_rs (%d threads), product" % floor.TOPN_THREADS,
           "topn_e2e": "sparse_dot_topn script, end to end",
-          "rs_e2e": "sp_matmul_rs script, end to end"}
+          "rs_e2e": "sp_matmul_rs script, end to end",
+          "compact": "blocks from --input-format compact"}
 FAMILY_STYLE = {"exact": ("o", "-"), "df-cut": ("s", "--"), "text": ("^", ":"),
                 "tf-idf": ("D", "-.")}
 
@@ -731,21 +752,65 @@ def _prune_panel(ax, rows):
     ax.grid(True, axis="y", alpha=0.25)
 
 
+def _e2e_series(rows, corpora_stats, names, prefer):
+    """``{what: [(vectors, wall s)]}`` end to end on the corpora ``names``: the
+    job (blocks, top-10; from compact input) and each peer's script."""
+    job = {what: [(corpora_stats[n]["vectors"], (_row(rows, n, "blocks", prefer=prefer,
+                                                       variant=v) or {}).get("wall_s"))
+                  for n in names] for what, v in (("blocks", ""), ("compact", "compact"))}
+    return dict(job, **{what: [(corpora_stats[n]["vectors"], corpora_stats[n].get(
+        what + "_wall_s")) for n in names] for what in ("topn_e2e", "rs_e2e")})
+
+
+def _e2e_panels(axes, rows, corpora_stats, prefer):
+    """End to end against corpus size: wall time of the job and of both peers'
+    scripts; the job's wall over each script's, with the targets; a local
+    run's temporary disk over its input, with the target."""
+    ax_wall, ax_ratio, ax_disk = axes
+    for fam in dict.fromkeys(st["family"] for st in corpora_stats.values()):
+        names = [n for n, st in corpora_stats.items() if st["family"] == fam]
+        series = _e2e_series(rows, corpora_stats, names, prefer)
+        for what, points in series.items():
+            common.plot_series(ax_wall, points, **_style(fam, what))
+        for peer in ("topn", "rs"):
+            theirs = dict(series[peer + "_e2e"])
+            common.plot_series(ax_ratio, [(x, _ratio(y, theirs.get(x)))
+                                          for x, y in series["blocks"]], **_style(fam, peer))
+        common.plot_series(ax_disk, [(r["vectors"], r["temp_disk_vs_input"]) for r in rows
+                                     if r["corpus"] in names and r["runner"] == "local"
+                                     and not r["variant"]], **_style(fam, "blocks"))
+    common.log_axes(ax_wall, "vectors (log)", "wall time, s (log)",
+                    "end to end: the job (top-%d, %s runner) and the peers' scripts (%d threads)"
+                    % (TOP_K, prefer, floor.TOPN_THREADS))
+    common.log_axes(ax_ratio, "vectors (log)", "job wall / script wall (log)",
+                    "the job's wall over each peer's script (colours of the products; dotted: "
+                    "targets %s)" % ", ".join(
+                        "%g %s" % (v, k) for k, v in more_checks.TARGET_E2E.items()))
+    for peer, limit in more_checks.TARGET_E2E.items():
+        ax_ratio.axhline(limit, color=COLORS[more_checks.SHORT[peer]], lw=1, ls=":")
+    common.log_axes(ax_disk, "vectors (log)", "peak temporary bytes / input bytes",
+                    "temporary disk of local runs (dotted: the target)", logy=False)
+    ax_disk.axhline(more_checks.TARGET_TEMP_DISK, color="#777777", lw=1, ls=":")
+    ax_disk.set_ylim(bottom=0)
+
+
 def draw_chart(rows, corpora_stats, directory, title, prefer="local", k_corpus=None):
     """Wall time, CPU time, shuffle bytes and task memory against corpus size;
-    wall time against k; pruned against unpruned."""
+    wall time against k; pruned against unpruned; end to end against both
+    peers' scripts, and temporary disk, against corpus size."""
     from matplotlib.lines import Line2D
 
-    fig, axes = common.pyplot().subplots(2, 3, figsize=(21, 11))
-    _scaling_panels(axes[:, :2].ravel(), rows, corpora_stats, prefer)
+    fig, axes = common.pyplot().subplots(3, 3, figsize=(21, 16))
+    _scaling_panels(axes[:2, :2].ravel(), rows, corpora_stats, prefer)
     _k_panel(axes[0, 2], rows, corpora_stats, k_corpus)
     _prune_panel(axes[1, 2], rows)
+    _e2e_panels(axes[2], rows, corpora_stats, prefer)
     handles = [Line2D([], [], color=COLORS[w], lw=6, label=LABELS[w]) for w in COLORS]
     handles += [Line2D([], [], color="#444444", marker=m, ls=ls, label="family: %s" % f)
                 for f, (m, ls) in FAMILY_STYLE.items()]
-    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9,
-               bbox_to_anchor=(0.5, 0.972), frameon=False)
-    fig.suptitle(title, fontsize=12, y=0.995)
+    fig.legend(handles=handles, loc="upper center", ncol=(len(handles) + 1) // 2, fontsize=9,
+               bbox_to_anchor=(0.5, 0.98), frameon=False)
+    fig.suptitle(title, fontsize=12, y=0.997)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return common.save_figure(fig, "jobs", directory)
 
@@ -803,10 +868,12 @@ def measure_all(mode, corpora, runs, args, workdir, log):
         corpora_stats[k_name].setdefault("k_refs", {})[str(k)] = {
             key: v for key, v in st.items() if key.startswith(("floor_", "topn_", "rs_"))}
     refs = {} if args.no_peers else peer_reference_runs(runs, PREFERRED_RUNNER[mode])
+    for name in dict.fromkeys(c for c, _, _, v in runs if v == "compact"):
+        paths[name, "compact"] = compact_copy(paths[name], log)
     for run in runs:
         name, strategy, runner, variant = run
-        rows.append(run_job(corpora[name], paths[name], strategy, runner, variant, args,
-                            workdir, log, keep=refs.get(name) == run))
+        rows.append(run_job(corpora[name], paths.get((name, variant), paths[name]), strategy,
+                            runner, variant, args, workdir, log, keep=refs.get(name) == run))
     add_ratios(rows, corpora_stats)
     peer_rows = []
     for name in () if args.no_peers else corpora:
@@ -817,6 +884,22 @@ def measure_all(mode, corpora, runs, args, workdir, log):
             profiles.append(profile_run(corpora[name], paths[name], strategy, args, workdir,
                                         corpora_stats, log))
     return corpora_stats, rows, profiles, peer_rows
+
+
+def compact_copy(json_path, log):
+    """The corpus converted once by ``python -m mrjobs.convert --to compact``
+    (local runner, part files joined), beside it; the conversion is not part
+    of any run's time."""
+    from bench import hadoop
+
+    path = Path(json_path).with_suffix(".compact")
+    if not path.exists():
+        seconds = hadoop.convert(json_path, path.with_suffix(".compact-tmp"), "compact")
+        path.with_suffix(".compact-tmp").replace(path)
+        log("%s -> %s: converted in %.1f s (%s -> %s)" % (
+            Path(json_path).name, path.name, seconds, common.size_label(
+                Path(json_path).stat().st_size), common.size_label(path.stat().st_size)))
+    return path
 
 
 def peer_reference_runs(runs, prefer):
