@@ -8,16 +8,21 @@ exponent 1.1, fixed seeds) in family *exact* (no cut) and *df-cut*
 (``--max-df``), and a real text corpus (:mod:`bench.textcorpus`).  Every run
 is ``python -m mrjobs.dot_products CORPUS [--max-df N] --strategy S --measure
 cosine --top-k 10 -r RUNNER --num-cores 2`` or a *variant* of it (another
-``--top-k``; ``--threshold T`` with and without ``--no-prune``), measured as
-:mod:`bench.measure` says; the stripes estimate is Σdf²/2 partial products at
-24.5 bytes each.  On every corpus each peer's script (:mod:`bench.peer_scripts`:
+``--top-k``; ``--threshold T`` with and without ``--no-prune``; ``compact``:
+the corpus converted once by ``python -m mrjobs.convert --to compact``,
+untimed, read with ``--input-format compact``), measured as
+:mod:`bench.measure` says, with the peak bytes of its ``--local-tmp-dir``
+sampled by :class:`mrjobs.runtime.diskpeak.DiskPeak`; the stripes estimate is
+Σdf²/2 partial products at 24.5 bytes each.  On every corpus each peer's script (:mod:`bench.peer_scripts`:
 the job's input file to the job's output lines, top-10, 2 threads) runs best
 of ``--peer-passes`` and its lines are compared with the job's (the blocks
 run of the corpus at top-10, on the chart's runner if it has one).
 ``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly inline.  Writes
-``jobs.json``, ``jobs.png`` (time against corpus size and against k) and
-``jobs-profile.txt``; prints the peers end to end and the targets with
-pass/fail from the run; reports, never asserts.
+``jobs.json``, ``jobs.png`` (:mod:`bench.jobs_chart`: time against corpus
+size, the job against both peers end to end, and against k) and
+``jobs-profile.txt``; prints the peers end to end and the targets
+(:mod:`bench.checks` has issue 27's) with pass/fail from the run; reports,
+never asserts.
 """
 import json
 import math
@@ -667,154 +672,6 @@ def print_tables(rows, corpora_stats, consist, checks, not_run, peer_rows=()):
     common.print_checks(checks)
 
 
-COLORS = {"blocks": "#d62728", "stripes": "#1f77b4", "floor": "#2ca02c", "topn": "#9467bd",
-          "rs": "#ff7f0e", "topn_e2e": "#c5b0d5", "rs_e2e": "#ffbb78", "compact": "#8c564b"}
-LABELS = {"blocks": "--strategy blocks", "stripes": "--strategy stripes",
-          "floor": "scipy floor (1 core)",
-          "topn": "sparse_dot_topn (%d threads), product" % floor.TOPN_THREADS,
-          "rs": "sp_matmul_rs (%d threads), product" % floor.TOPN_THREADS,
-          "topn_e2e": "sparse_dot_topn script, end to end",
-          "rs_e2e": "sp_matmul_rs script, end to end",
-          "compact": "blocks from --input-format compact"}
-FAMILY_STYLE = {"exact": ("o", "-"), "df-cut": ("s", "--"), "text": ("^", ":"),
-                "tf-idf": ("D", "-.")}
-
-
-def _style(family, what):
-    m, ls = FAMILY_STYLE[family.split()[0]]
-    return dict(color=COLORS[what], marker=m, ls=ls)
-
-
-def _value(rows, corpora_stats, name, what, key, prefer):
-    """``key`` of the run of ``what`` (a strategy) on ``name``, or of the corpus."""
-    if what in STRATEGIES:
-        r = _row(rows, name, what, prefer=prefer)
-        return None if r is None else r[key]
-    return corpora_stats[name].get(key)
-
-
-def _scaling_panels(axes, rows, corpora_stats, prefer):
-    ax_wall, ax_cpu, ax_bytes, ax_mem = axes
-    refs = ("floor", "topn", "rs", "topn_e2e", "rs_e2e") + STRATEGIES
-    panels = ((ax_wall, refs, "wall_s"), (ax_cpu, refs, "cpu_s"),
-              (ax_bytes, STRATEGIES, "shuffle_bytes"), (ax_mem, STRATEGIES, "task_peak_rss_bytes"))
-    for fam in dict.fromkeys(st["family"] for st in corpora_stats.values()):
-        names = [n for n, st in corpora_stats.items() if st["family"] == fam]
-        for ax, whats, key in panels:
-            for what in whats:
-                k = key if what in STRATEGIES else what + "_" + key
-                common.plot_series(ax, [(corpora_stats[n]["vectors"], _value(
-                    rows, corpora_stats, n, what, k, prefer)) for n in names], **_style(fam, what))
-        common.plot_series(ax_bytes, [(corpora_stats[n]["vectors"], corpora_stats[n][
-            "stripes_estimate_bytes"]) for n in names], alpha=0.4, lw=1, **_style(fam, "stripes"))
-    common.log_axes(ax_wall, "vectors (log)", "wall time, s (log)", "wall time against size")
-    common.log_axes(ax_cpu, "vectors (log)", "CPU time, s (log)", "CPU time, all processes")
-    common.log_axes(ax_bytes, "vectors (log)", "bytes into the reducers, all steps (log)",
-                    "shuffle (faint: stripes' estimate, sum df^2/2 x %g B)"
-                    % floor.BYTES_PER_PARTIAL_PRODUCT)
-    common.log_axes(ax_mem, "vectors (log)", "largest peak RSS of one task, bytes",
-                    "task memory (dotted: the target)", logy=False)
-    ax_mem.axhline(TARGET_TASK_MEMORY, color="#777777", lw=1, ls=":")
-
-
-def _k_panel(ax, rows, corpora_stats, name):
-    """Wall time against k on one corpus: the job, the floor and the peer."""
-    st = corpora_stats.get(name, {})
-    refs = {TOP_K: st, **{int(k): v for k, v in st.get("k_refs", {}).items()}}
-    runner = next((r["runner"] for r in rows if r["corpus"] == name and r["variant"]
-                   in K_VARIANTS and r["variant"]), None)
-    job = [(k, (_row(rows, name, "blocks", runner, variant=v) or {}).get("wall_s"))
-           for v, k in K_VARIANTS.items()]
-    common.plot_series(ax, job, color=COLORS["blocks"], marker="o")
-    for what in ("floor", "topn", "rs"):
-        common.plot_series(ax, [(k, r.get(what + "_wall_s")) for k, r in refs.items()],
-                           color=COLORS[what], marker="o")
-    common.log_axes(ax, "k (--top-k, log)", "wall time, s (log)", "time against k on %s "
-                    "(%s vectors)" % (name, "{:,}".format(st.get("vectors", 0))))
-
-
-def _prune_panel(ax, rows):
-    """Wall time of each pruned question next to the same run with --no-prune."""
-    pairs = [(p, _row(rows, p["corpus"], "blocks", p["runner"], variant=p["variant"]
-                      + " no-prune")) for p in rows
-             if p["variant"].startswith("t") and not p["variant"].endswith("no-prune")]
-    pairs = [(p, f) for p, f in pairs if f is not None]
-    x = list(range(len(pairs)))
-    ax.bar([i - 0.2 for i in x], [f["wall_s"] for _, f in pairs], 0.4,
-           color=COLORS["stripes"], label="--no-prune")
-    ax.bar([i + 0.2 for i in x], [p["wall_s"] for p, _ in pairs], 0.4,
-           color=COLORS["blocks"], label="pruned (default)")
-    ax.set_xticks(x, ["%s\n--threshold %s" % (p["corpus"], p["variant"][1:]) for p, _ in pairs],
-                  fontsize=8)
-    ax.set(ylabel="wall time, s")
-    ax.set_title("pruning under --threshold (the same bytes)", fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", alpha=0.25)
-
-
-def _e2e_series(rows, corpora_stats, names, prefer):
-    """``{what: [(vectors, wall s)]}`` end to end on the corpora ``names``: the
-    job (blocks, top-10; from compact input) and each peer's script."""
-    job = {what: [(corpora_stats[n]["vectors"], (_row(rows, n, "blocks", prefer=prefer,
-                                                       variant=v) or {}).get("wall_s"))
-                  for n in names] for what, v in (("blocks", ""), ("compact", "compact"))}
-    return dict(job, **{what: [(corpora_stats[n]["vectors"], corpora_stats[n].get(
-        what + "_wall_s")) for n in names] for what in ("topn_e2e", "rs_e2e")})
-
-
-def _e2e_panels(axes, rows, corpora_stats, prefer):
-    """End to end against corpus size: wall time of the job and of both peers'
-    scripts; the job's wall over each script's, with the targets; a local
-    run's temporary disk over its input, with the target."""
-    ax_wall, ax_ratio, ax_disk = axes
-    for fam in dict.fromkeys(st["family"] for st in corpora_stats.values()):
-        names = [n for n, st in corpora_stats.items() if st["family"] == fam]
-        series = _e2e_series(rows, corpora_stats, names, prefer)
-        for what, points in series.items():
-            common.plot_series(ax_wall, points, **_style(fam, what))
-        for peer in ("topn", "rs"):
-            theirs = dict(series[peer + "_e2e"])
-            common.plot_series(ax_ratio, [(x, _ratio(y, theirs.get(x)))
-                                          for x, y in series["blocks"]], **_style(fam, peer))
-        common.plot_series(ax_disk, [(r["vectors"], r["temp_disk_vs_input"]) for r in rows
-                                     if r["corpus"] in names and r["runner"] == "local"
-                                     and not r["variant"]], **_style(fam, "blocks"))
-    common.log_axes(ax_wall, "vectors (log)", "wall time, s (log)",
-                    "end to end: the job (top-%d, %s runner) and the peers' scripts (%d threads)"
-                    % (TOP_K, prefer, floor.TOPN_THREADS))
-    common.log_axes(ax_ratio, "vectors (log)", "job wall / script wall (log)",
-                    "the job's wall over each peer's script (colours of the products; dotted: "
-                    "targets %s)" % ", ".join(
-                        "%g %s" % (v, k) for k, v in more_checks.TARGET_E2E.items()))
-    for peer, limit in more_checks.TARGET_E2E.items():
-        ax_ratio.axhline(limit, color=COLORS[more_checks.SHORT[peer]], lw=1, ls=":")
-    common.log_axes(ax_disk, "vectors (log)", "peak temporary bytes / input bytes",
-                    "temporary disk of local runs (dotted: the target)", logy=False)
-    ax_disk.axhline(more_checks.TARGET_TEMP_DISK, color="#777777", lw=1, ls=":")
-    ax_disk.set_ylim(bottom=0)
-
-
-def draw_chart(rows, corpora_stats, directory, title, prefer="local", k_corpus=None):
-    """Wall time, CPU time, shuffle bytes and task memory against corpus size;
-    wall time against k; pruned against unpruned; end to end against both
-    peers' scripts, and temporary disk, against corpus size."""
-    from matplotlib.lines import Line2D
-
-    fig, axes = common.pyplot().subplots(3, 3, figsize=(21, 16))
-    _scaling_panels(axes[:2, :2].ravel(), rows, corpora_stats, prefer)
-    _k_panel(axes[0, 2], rows, corpora_stats, k_corpus)
-    _prune_panel(axes[1, 2], rows)
-    _e2e_panels(axes[2], rows, corpora_stats, prefer)
-    handles = [Line2D([], [], color=COLORS[w], lw=6, label=LABELS[w]) for w in COLORS]
-    handles += [Line2D([], [], color="#444444", marker=m, ls=ls, label="family: %s" % f)
-                for f, (m, ls) in FAMILY_STYLE.items()]
-    fig.legend(handles=handles, loc="upper center", ncol=(len(handles) + 1) // 2, fontsize=9,
-               bbox_to_anchor=(0.5, 0.98), frameon=False)
-    fig.suptitle(title, fontsize=12, y=0.997)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
-    return common.save_figure(fig, "jobs", directory)
-
-
 # -- the run ---------------------------------------------------------------------------
 
 def parse_args(argv=None):
@@ -999,6 +856,8 @@ def main(argv=None):
              "sparse_dot_topn and sp_matmul_rs (--measure %s --top-k %d, %s runner, "
              "--num-cores %d; %%s)"
              % (MEASURE, TOP_K, prefer, NUM_CORES))
+    from bench.jobs_chart import draw_chart
+
     common.finish("jobs", {"settings": settings, "corpora": corpora_stats, "results": rows,
                            "peers": peer_rows, "not_run": not_run, "consistency": consist,
                            "checks": checks,

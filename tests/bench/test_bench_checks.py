@@ -11,7 +11,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 if str(REPO_ROOT) not in sys.path:  # ``bench`` is a folder of the repo, not installed
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import checks, jobs  # noqa: E402
+from bench import checks, jobs, jobs_chart  # noqa: E402
 
 WORKLOADS = {"text": "text-4k", "zipf_e2e": ["dense", "exact-50k"],
              "compact": ["dense", "exact-50k"]}
@@ -164,7 +164,7 @@ def chart_inputs():
 
 def test_e2e_series_holds_the_job_and_both_peers(chart_inputs):
     rows, stats = chart_inputs
-    s = jobs._e2e_series(rows, stats, ["dense", "exact-50k"], "local")
+    s = jobs_chart._e2e_series(rows, stats, ["dense", "exact-50k"], "local")
     assert s == {"blocks": [(20000, 9.0), (50000, 36.0)],
                  "compact": [(20000, 6.0), (50000, 24.0)],
                  "topn_e2e": [(20000, 8.0), (50000, 32.0)],
@@ -173,5 +173,5 @@ def test_e2e_series_holds_the_job_and_both_peers(chart_inputs):
 
 def test_chart_draws_with_both_peers_end_to_end(chart_inputs, tmp_path):
     rows, stats = chart_inputs
-    path = jobs.draw_chart(rows, stats, tmp_path, "test chart", "local", "dense")
+    path = jobs_chart.draw_chart(rows, stats, tmp_path, "test chart", "local", "dense")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
