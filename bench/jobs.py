@@ -13,10 +13,11 @@ the corpus converted once by ``python -m mrjobs.convert --to compact``,
 untimed, read with ``--input-format compact``), measured as
 :mod:`bench.measure` says, with the peak bytes of its ``--local-tmp-dir``
 sampled by :class:`mrjobs.runtime.diskpeak.DiskPeak`; the stripes estimate is
-Σdf²/2 partial products at 24.5 bytes each.  On every corpus each peer's script (:mod:`bench.peer_scripts`:
-the job's input file to the job's output lines, top-10, 2 threads) runs best
-of ``--peer-passes`` and its lines are compared with the job's (the blocks
-run of the corpus at top-10, on the chart's runner if it has one).
+Σdf²/2 partial products at 24.5 bytes each.  On every corpus each peer's
+script (:mod:`bench.peer_scripts`: the job's input file to the job's output
+lines, top-10, 2 threads) runs best of ``--peer-passes`` and its lines are
+compared with the job's (the blocks run of the corpus at top-10, on the
+chart's runner if it has one).
 ``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly inline.  Writes
 ``jobs.json``, ``jobs.png`` (:mod:`bench.jobs_chart`: time against corpus
 size, the job against both peers end to end, and against k) and
@@ -125,7 +126,8 @@ FULL_RUNS = (("tiny-50", "blocks", "local", ""),) + tuple(
 ) + tuple(("dense", "blocks", "local", v) for v in ("", "k100", "k1000") + PRUNE_VARIANTS) + (
     ("dense", "blocks", "local", "compact"),
     ("cut-50k", "blocks", "local", ""), ("exact-50k", "blocks", "local", ""),
-    ("exact-50k", "blocks", "local", "compact"), ("text-4k", "blocks", "inline", ""), ("text-4k", "blocks", "local", ""),
+    ("exact-50k", "blocks", "local", "compact"),
+    ("text-4k", "blocks", "inline", ""), ("text-4k", "blocks", "local", ""),
 ) + tuple(("text-20k", "blocks", "local", v) for v in ("",) + PRUNE_VARIANTS) + tuple(
     ("tfidf-20k", "blocks", "local", v) for v in PRUNE_VARIANTS)
 #: left out on purpose: the stripes estimate of these corpora (in the JSON)
@@ -137,7 +139,8 @@ QUICK_RUNS = tuple(
     (c, s, "inline", "") for c in ("exact-q200", "W2-quick", "dense-quick", "cut-q300",
                                    "W1-quick") for s in STRATEGIES
 ) + (("exact-q200", "blocks", "local", ""), ("dense-quick", "blocks", "local", ""),
-     ("dense-quick", "blocks", "inline", "k100"), ("dense-quick", "blocks", "inline", "compact"), ("text-q400", "blocks", "inline", "")) + tuple(
+     ("dense-quick", "blocks", "inline", "k100"), ("dense-quick", "blocks", "inline", "compact"),
+     ("text-q400", "blocks", "inline", "")) + tuple(
     ("text-q400", "blocks", "inline", v) for v in PRUNE_VARIANTS[:2])
 #: the corpus (a workload) whose references are also taken at each k of
 #: :data:`K_VARIANTS`
