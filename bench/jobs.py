@@ -8,16 +8,22 @@ exponent 1.1, fixed seeds) in family *exact* (no cut) and *df-cut*
 (``--max-df``), and a real text corpus (:mod:`bench.textcorpus`).  Every run
 is ``python -m mrjobs.dot_products CORPUS [--max-df N] --strategy S --measure
 cosine --top-k 10 -r RUNNER --num-cores 2`` or a *variant* of it (another
-``--top-k``; ``--threshold T`` with and without ``--no-prune``), measured as
-:mod:`bench.measure` says; the stripes estimate is Σdf²/2 partial products at
-24.5 bytes each.  On every corpus each peer's script (:mod:`bench.peer_scripts`:
-the job's input file to the job's output lines, top-10, 2 threads) runs best
-of ``--peer-passes`` and its lines are compared with the job's (the blocks
-run of the corpus at top-10, on the chart's runner if it has one).
+``--top-k``; ``--threshold T`` with and without ``--no-prune``; ``compact``:
+the corpus converted once by ``python -m mrjobs.convert --to compact``,
+untimed, read with ``--input-format compact``), measured as
+:mod:`bench.measure` says, with the peak bytes of its ``--local-tmp-dir``
+sampled by :class:`mrjobs.runtime.diskpeak.DiskPeak`; the stripes estimate is
+Σdf²/2 partial products at 24.5 bytes each.  On every corpus each peer's
+script (:mod:`bench.peer_scripts`: the job's input file to the job's output
+lines, top-10, 2 threads) runs best of ``--peer-passes`` and its lines are
+compared with the job's (the blocks run of the corpus at top-10, on the
+chart's runner if it has one).
 ``--quick`` (or ``BENCH_QUICK=1``): small corpora, mostly inline.  Writes
-``jobs.json``, ``jobs.png`` (time against corpus size and against k) and
-``jobs-profile.txt``; prints the peers end to end and the targets with
-pass/fail from the run; reports, never asserts.
+``jobs.json``, ``jobs.png`` (:mod:`bench.jobs_chart`: time against corpus
+size, the job against both peers end to end, and against k) and
+``jobs-profile.txt``; prints the peers end to end and the targets
+(:mod:`bench.checks` has issue 27's) with pass/fail from the run; reports,
+never asserts.
 """
 import json
 import math
@@ -34,7 +40,9 @@ if __package__ in (None, ""):  # run as ``python bench/jobs.py``
 
 import numpy as np  # noqa: E402
 
+from bench import checks as more_checks  # noqa: E402
 from bench import common, floor, measure, peer_scripts, peers, profiling  # noqa: E402
+from mrjobs.runtime.diskpeak import DiskPeak  # noqa: E402
 
 JOB_MODULE = "mrjobs.dot_products"
 MEASURE = "cosine"
@@ -51,15 +59,21 @@ TARGET_WALL_S = {"small": 2.5, "W2": 3.5}  # wall seconds on the local runner
 TARGET_TEXT_CPU = {"inline": 3.0, "local": 5.0}  # text: blocks CPU / floor CPU
 TARGET_TINY_CPU_S = 4.0          # 50 vectors on the local runner, CPU s in all
 TARGET_K_RATIO = {100: 1.25, 1000: 2.0}  # dense: top-k K wall / top-k 10 wall
-#: pruning: wall without it / wall with it, by variant (the same bytes)
-TARGET_PRUNE_SPEEDUP = {"t0.5": 3.0, "t0.8": 5.0, "": 1.5}
+#: pruning: wall without it / wall with it, by variant (the same bytes; t0.5:
+#: issue 27's 2x on the tf-idf corpus)
+TARGET_PRUNE_SPEEDUP = {"t0.5": 2.0, "t0.8": 5.0, "": 1.5}
+#: issue 27's end-to-end, kernel and temporary-disk targets: bench.checks
 
 #: a run's variant: the options after ``--measure cosine`` ("" is the default)
 VARIANTS = {"": ("--top-k", str(TOP_K)), "k100": ("--top-k", "100"),
             "k1000": ("--top-k", "1000"),
             "t0.5": ("--threshold", "0.5"), "t0.5 no-prune": ("--threshold", "0.5", "--no-prune"),
-            "t0.8": ("--threshold", "0.8"), "t0.8 no-prune": ("--threshold", "0.8", "--no-prune")}
+            "t0.8": ("--threshold", "0.8"), "t0.8 no-prune": ("--threshold", "0.8", "--no-prune"),
+            "compact": ("--top-k", str(TOP_K), "--input-format", "compact")}
 K_VARIANTS = {"": TOP_K, "k100": 100, "k1000": 1000}
+#: the top-k of each variant that has one (compact: the corpus converted by
+#: ``python -m mrjobs.convert --to compact`` beforehand, untimed)
+TOP_K_OF = {**K_VARIANTS, "compact": TOP_K}
 
 
 @dataclass(frozen=True)
@@ -99,16 +113,20 @@ QUICK_CORPORA = tuple(Corpus(*c, vocabulary=20000) for c in (
 #: vectors; ``tiny``: 50; ``prune``: where pruning is measured, with ``dense``)
 WORKLOADS = {"full": {"tiny": "tiny-50", "small": "exact-1k", "dense": "dense",
                       "large": "exact-50k", "W1": "W1", "W2": "W2", "text": "text-4k",
-                      "prune": "text-20k", "prune_more": ("tfidf-20k",)},
+                      "prune": "text-20k", "prune_more": ("tfidf-20k",),
+                      "zipf_e2e": ["dense", "exact-50k"], "compact": ["dense", "exact-50k"]},
              "quick": {"tiny": "exact-q200", "small": "exact-q200", "dense": "dense-quick",
                        "large": "dense-quick", "W1": "W1-quick", "W2": "W2-quick",
-                       "text": "text-q400", "prune": "text-q400"}}
+                       "text": "text-q400", "prune": "text-q400", "zipf_e2e": ["dense-quick"],
+                       "compact": ["dense-quick"]}}
 PRUNE_VARIANTS = ("t0.5", "t0.5 no-prune", "t0.8", "t0.8 no-prune")
 #: (corpus, strategy, runner, variant) job runs, in the order they run
 FULL_RUNS = (("tiny-50", "blocks", "local", ""),) + tuple(
     (c, s, "local", "") for c in ("exact-1k", "cut-1k", "cut-5k", "W2", "W1") for s in STRATEGIES
 ) + tuple(("dense", "blocks", "local", v) for v in ("", "k100", "k1000") + PRUNE_VARIANTS) + (
+    ("dense", "blocks", "local", "compact"),
     ("cut-50k", "blocks", "local", ""), ("exact-50k", "blocks", "local", ""),
+    ("exact-50k", "blocks", "local", "compact"),
     ("text-4k", "blocks", "inline", ""), ("text-4k", "blocks", "local", ""),
 ) + tuple(("text-20k", "blocks", "local", v) for v in ("",) + PRUNE_VARIANTS) + tuple(
     ("tfidf-20k", "blocks", "local", v) for v in PRUNE_VARIANTS)
@@ -121,13 +139,16 @@ QUICK_RUNS = tuple(
     (c, s, "inline", "") for c in ("exact-q200", "W2-quick", "dense-quick", "cut-q300",
                                    "W1-quick") for s in STRATEGIES
 ) + (("exact-q200", "blocks", "local", ""), ("dense-quick", "blocks", "local", ""),
-     ("dense-quick", "blocks", "inline", "k100"), ("text-q400", "blocks", "inline", "")) + tuple(
+     ("dense-quick", "blocks", "inline", "k100"), ("dense-quick", "blocks", "inline", "compact"),
+     ("text-q400", "blocks", "inline", "")) + tuple(
     ("text-q400", "blocks", "inline", v) for v in PRUNE_VARIANTS[:2])
 #: the corpus (a workload) whose references are also taken at each k of
 #: :data:`K_VARIANTS`
 K_WORKLOAD = "dense"
 #: seconds between /proc memory samples; functions listed per profile table
 SAMPLE_INTERVAL, PROFILE_TOP = 0.2, 25
+#: seconds between walks of a run's --local-tmp-dir (mrjobs.runtime.diskpeak)
+DISK_INTERVAL = 0.5
 #: (strategy, corpus) profiled on the inline runner
 PROFILES = {"full": (("blocks", "W2"), ("stripes", "cut-5k")),
             "quick": (("blocks", "W2-quick"), ("stripes", "W1-quick"))}
@@ -229,16 +250,20 @@ def run_job(corpus, corpus_path, strategy, runner, variant, args, workdir, log, 
     shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir(parents=True)
     cmd = job_command(corpus_path, corpus, strategy, runner, tmp_dir, variant)
-    m = measure.run_checked(cmd, out_path, SAMPLE_INTERVAL)
+    with DiskPeak(tmp_dir, every=DISK_INTERVAL) as disk:
+        m = measure.run_checked(cmd, out_path, SAMPLE_INTERVAL)
     by_step = measure.shuffle_bytes(tmp_dir)
     shutil.rmtree(tmp_dir, ignore_errors=True)
     output = measure.read_output(out_path)
     if not (args.keep or keep):
         out_path.unlink()
     row = job_row(corpus, strategy, runner, cmd, m, by_step, output, variant)
+    row.update(input_bytes=Path(corpus_path).stat().st_size, temp_disk_peak_bytes=disk.peak,
+               temp_disk_samples=disk.samples)
     log("%-11s %-7s %-6s %-13s wall %7.1fs  cpu %7.1fs  shuffle %8.1f MB  task peak %6.0f MB"
-        % (corpus.name, strategy, runner, variant, row["wall_s"], row["cpu_s"],
-           row["shuffle_bytes"] / 1e6, (row["task_peak_rss_bytes"] or 0) / 1e6))
+        "  tmp disk %7.1f MB" % (corpus.name, strategy, runner, variant, row["wall_s"],
+                                 row["cpu_s"], row["shuffle_bytes"] / 1e6,
+                                 (row["task_peak_rss_bytes"] or 0) / 1e6, disk.peak / 1e6))
     return row
 
 
@@ -255,7 +280,7 @@ def job_row(corpus, strategy, runner, cmd, m, by_step, output, variant=""):
     return {
         "corpus": corpus.name, "family": corpus.family, "vectors": corpus.vectors,
         "strategy": strategy, "runner": runner, "variant": variant,
-        "top_k": K_VARIANTS.get(variant), "command": " ".join(["python"] + cmd[1:]),
+        "top_k": TOP_K_OF.get(variant), "command": " ".join(["python"] + cmd[1:]),
         "blocks": blocks_of(work.get("block pairs")) if strategy == "blocks" else None,
         "steps": len(counters), "step_wall_s": measure.step_times(m["stderr"], m["wall_s"]),
         **{k: m[k] for k in ("wall_s", "cpu_s", "user_s", "sys_s", "max_rss_bytes",
@@ -282,14 +307,7 @@ def profile_run(corpus, corpus_path, strategy, args, workdir, corpora_stats, log
 
 # -- derived numbers, checks --------------------------------------------------------
 
-def _row(rows, corpus, strategy, runner=None, prefer="local", variant=""):
-    """The run of ``corpus``, ``strategy`` and ``variant`` on ``runner``; with
-    None, on ``prefer`` if there is one, else on any runner."""
-    found = {r["runner"]: r for r in rows
-             if (r["corpus"], r["strategy"], r["variant"]) == (corpus, strategy, variant)}
-    if runner is not None:
-        return found.get(runner)
-    return found.get(prefer) or next(iter(found.values()), None)
+_row = more_checks.find_row
 
 
 def _ratio(a, b):
@@ -322,6 +340,8 @@ def add_ratios(rows, corpora_stats):
         r["task_peak_mb"] = (r["task_peak_rss_bytes"] or 0) / 1e6
         r["max_rss_mb"] = r["max_rss_bytes"] / 1e6
         r["tree_pss_mb"] = r["tree_pss_peak_bytes"] / 1e6
+        r["temp_disk_mb"] = r["temp_disk_peak_bytes"] / 1e6
+        r["temp_disk_vs_input"] = _ratio(r["temp_disk_peak_bytes"], r["input_bytes"])
 
 
 def _rel_diff(a, b):
@@ -330,9 +350,12 @@ def _rel_diff(a, b):
 
 def _twin(rows, r):
     """The run to compare ``r``'s output with: the blocks run of the corpus
-    and variant (inline if any), or for a pruned run, its ``--no-prune`` twin."""
+    and variant (inline if any), or for a pruned run, its ``--no-prune`` twin, or
+    for a run from compact input, the run from JSON on the same runner."""
     if r["variant"].startswith("t") and not r["variant"].endswith("no-prune"):
         return _row(rows, r["corpus"], "blocks", r["runner"], variant=r["variant"] + " no-prune")
+    if r["variant"] == "compact":
+        return _row(rows, r["corpus"], "blocks", r["runner"])
     ref = (_row(rows, r["corpus"], "blocks", "inline", variant=r["variant"])
            or _row(rows, r["corpus"], "blocks", variant=r["variant"]))
     return None if ref is r else ref
@@ -527,7 +550,8 @@ def _peer_checks(peer_rows, workloads):
 
 
 def evaluate_checks(rows, corpora_stats, workloads, peer_rows=()):
-    """Every target of the run (see the module's TARGET_* constants)."""
+    """Every target of the run (see the module's TARGET_* constants and
+    :mod:`bench.checks`'s)."""
     checks = []
     for w in dict.fromkeys(("dense", "large", "W1")):
         name = workloads[w]
@@ -538,6 +562,9 @@ def evaluate_checks(rows, corpora_stats, workloads, peer_rows=()):
     checks += _k_checks(rows, workloads)
     checks += _prune_checks(rows, workloads)
     checks += _peer_checks(peer_rows, workloads)
+    checks += more_checks.e2e_checks(peer_rows, workloads)
+    checks += more_checks.compact_checks(rows, peer_rows, workloads)
+    checks += more_checks.temp_disk_check(rows)
     return checks
 
 
@@ -564,6 +591,7 @@ TABLE = [
     ("wall_vs_stripes", "wall/stripes", "{:.3f}"), ("shuffle_mb", "shuffle MB", "{:,.1f}"),
     ("shuffle_vs_estimate", "shuffle/est.", "{:.4f}"),
     ("task_peak_mb", "task peak MB", "{:,.0f}"), ("tree_pss_mb", "tree PSS MB", "{:,.0f}"),
+    ("temp_disk_mb", "tmp disk MB", "{:,.1f}"), ("temp_disk_vs_input", "tmp/input", "{:.2f}"),
     ("output_pairs", "out entries", "{:,}"),
 ]
 CONSISTENCY_TABLE = [
@@ -647,109 +675,6 @@ def print_tables(rows, corpora_stats, consist, checks, not_run, peer_rows=()):
     common.print_checks(checks)
 
 
-COLORS = {"blocks": "#d62728", "stripes": "#1f77b4", "floor": "#2ca02c", "topn": "#9467bd",
-          "rs": "#ff7f0e", "topn_e2e": "#c5b0d5", "rs_e2e": "#ffbb78"}
-LABELS = {"blocks": "--strategy blocks", "stripes": "--strategy stripes",
-          "floor": "scipy floor (1 core)",
-          "topn": "sparse_dot_topn (%d threads), product" % floor.TOPN_THREADS,
-          "rs": "sp_matmul_rs (%d threads), product" % floor.TOPN_THREADS,
-          "topn_e2e": "sparse_dot_topn script, end to end",
-          "rs_e2e": "sp_matmul_rs script, end to end"}
-FAMILY_STYLE = {"exact": ("o", "-"), "df-cut": ("s", "--"), "text": ("^", ":"),
-                "tf-idf": ("D", "-.")}
-
-
-def _style(family, what):
-    m, ls = FAMILY_STYLE[family.split()[0]]
-    return dict(color=COLORS[what], marker=m, ls=ls)
-
-
-def _value(rows, corpora_stats, name, what, key, prefer):
-    """``key`` of the run of ``what`` (a strategy) on ``name``, or of the corpus."""
-    if what in STRATEGIES:
-        r = _row(rows, name, what, prefer=prefer)
-        return None if r is None else r[key]
-    return corpora_stats[name].get(key)
-
-
-def _scaling_panels(axes, rows, corpora_stats, prefer):
-    ax_wall, ax_cpu, ax_bytes, ax_mem = axes
-    refs = ("floor", "topn", "rs", "topn_e2e", "rs_e2e") + STRATEGIES
-    panels = ((ax_wall, refs, "wall_s"), (ax_cpu, refs, "cpu_s"),
-              (ax_bytes, STRATEGIES, "shuffle_bytes"), (ax_mem, STRATEGIES, "task_peak_rss_bytes"))
-    for fam in dict.fromkeys(st["family"] for st in corpora_stats.values()):
-        names = [n for n, st in corpora_stats.items() if st["family"] == fam]
-        for ax, whats, key in panels:
-            for what in whats:
-                k = key if what in STRATEGIES else what + "_" + key
-                common.plot_series(ax, [(corpora_stats[n]["vectors"], _value(
-                    rows, corpora_stats, n, what, k, prefer)) for n in names], **_style(fam, what))
-        common.plot_series(ax_bytes, [(corpora_stats[n]["vectors"], corpora_stats[n][
-            "stripes_estimate_bytes"]) for n in names], alpha=0.4, lw=1, **_style(fam, "stripes"))
-    common.log_axes(ax_wall, "vectors (log)", "wall time, s (log)", "wall time against size")
-    common.log_axes(ax_cpu, "vectors (log)", "CPU time, s (log)", "CPU time, all processes")
-    common.log_axes(ax_bytes, "vectors (log)", "bytes into the reducers, all steps (log)",
-                    "shuffle (faint: stripes' estimate, sum df^2/2 x %g B)"
-                    % floor.BYTES_PER_PARTIAL_PRODUCT)
-    common.log_axes(ax_mem, "vectors (log)", "largest peak RSS of one task, bytes",
-                    "task memory (dotted: the target)", logy=False)
-    ax_mem.axhline(TARGET_TASK_MEMORY, color="#777777", lw=1, ls=":")
-
-
-def _k_panel(ax, rows, corpora_stats, name):
-    """Wall time against k on one corpus: the job, the floor and the peer."""
-    st = corpora_stats.get(name, {})
-    refs = {TOP_K: st, **{int(k): v for k, v in st.get("k_refs", {}).items()}}
-    runner = next((r["runner"] for r in rows if r["corpus"] == name and r["variant"]
-                   in K_VARIANTS and r["variant"]), None)
-    job = [(k, (_row(rows, name, "blocks", runner, variant=v) or {}).get("wall_s"))
-           for v, k in K_VARIANTS.items()]
-    common.plot_series(ax, job, color=COLORS["blocks"], marker="o")
-    for what in ("floor", "topn", "rs"):
-        common.plot_series(ax, [(k, r.get(what + "_wall_s")) for k, r in refs.items()],
-                           color=COLORS[what], marker="o")
-    common.log_axes(ax, "k (--top-k, log)", "wall time, s (log)", "time against k on %s "
-                    "(%s vectors)" % (name, "{:,}".format(st.get("vectors", 0))))
-
-
-def _prune_panel(ax, rows):
-    """Wall time of each pruned question next to the same run with --no-prune."""
-    pairs = [(p, _row(rows, p["corpus"], "blocks", p["runner"], variant=p["variant"]
-                      + " no-prune")) for p in rows
-             if p["variant"].startswith("t") and not p["variant"].endswith("no-prune")]
-    pairs = [(p, f) for p, f in pairs if f is not None]
-    x = list(range(len(pairs)))
-    ax.bar([i - 0.2 for i in x], [f["wall_s"] for _, f in pairs], 0.4,
-           color=COLORS["stripes"], label="--no-prune")
-    ax.bar([i + 0.2 for i in x], [p["wall_s"] for p, _ in pairs], 0.4,
-           color=COLORS["blocks"], label="pruned (default)")
-    ax.set_xticks(x, ["%s\n--threshold %s" % (p["corpus"], p["variant"][1:]) for p, _ in pairs],
-                  fontsize=8)
-    ax.set(ylabel="wall time, s")
-    ax.set_title("pruning under --threshold (the same bytes)", fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", alpha=0.25)
-
-
-def draw_chart(rows, corpora_stats, directory, title, prefer="local", k_corpus=None):
-    """Wall time, CPU time, shuffle bytes and task memory against corpus size;
-    wall time against k; pruned against unpruned."""
-    from matplotlib.lines import Line2D
-
-    fig, axes = common.pyplot().subplots(2, 3, figsize=(21, 11))
-    _scaling_panels(axes[:, :2].ravel(), rows, corpora_stats, prefer)
-    _k_panel(axes[0, 2], rows, corpora_stats, k_corpus)
-    _prune_panel(axes[1, 2], rows)
-    handles = [Line2D([], [], color=COLORS[w], lw=6, label=LABELS[w]) for w in COLORS]
-    handles += [Line2D([], [], color="#444444", marker=m, ls=ls, label="family: %s" % f)
-                for f, (m, ls) in FAMILY_STYLE.items()]
-    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=9,
-               bbox_to_anchor=(0.5, 0.972), frameon=False)
-    fig.suptitle(title, fontsize=12, y=0.995)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
-    return common.save_figure(fig, "jobs", directory)
-
-
 # -- the run ---------------------------------------------------------------------------
 
 def parse_args(argv=None):
@@ -803,10 +728,12 @@ def measure_all(mode, corpora, runs, args, workdir, log):
         corpora_stats[k_name].setdefault("k_refs", {})[str(k)] = {
             key: v for key, v in st.items() if key.startswith(("floor_", "topn_", "rs_"))}
     refs = {} if args.no_peers else peer_reference_runs(runs, PREFERRED_RUNNER[mode])
+    for name in dict.fromkeys(c for c, _, _, v in runs if v == "compact"):
+        paths[name, "compact"] = compact_copy(paths[name], log)
     for run in runs:
         name, strategy, runner, variant = run
-        rows.append(run_job(corpora[name], paths[name], strategy, runner, variant, args,
-                            workdir, log, keep=refs.get(name) == run))
+        rows.append(run_job(corpora[name], paths.get((name, variant), paths[name]), strategy,
+                            runner, variant, args, workdir, log, keep=refs.get(name) == run))
     add_ratios(rows, corpora_stats)
     peer_rows = []
     for name in () if args.no_peers else corpora:
@@ -817,6 +744,22 @@ def measure_all(mode, corpora, runs, args, workdir, log):
             profiles.append(profile_run(corpora[name], paths[name], strategy, args, workdir,
                                         corpora_stats, log))
     return corpora_stats, rows, profiles, peer_rows
+
+
+def compact_copy(json_path, log):
+    """The corpus converted once by ``python -m mrjobs.convert --to compact``
+    (local runner, part files joined), beside it; the conversion is not part
+    of any run's time."""
+    from bench import hadoop
+
+    path = Path(json_path).with_suffix(".compact")
+    if not path.exists():
+        seconds = hadoop.convert(json_path, path.with_suffix(".compact-tmp"), "compact")
+        path.with_suffix(".compact-tmp").replace(path)
+        log("%s -> %s: converted in %.1f s (%s -> %s)" % (
+            Path(json_path).name, path.name, seconds, common.size_label(
+                Path(json_path).stat().st_size), common.size_label(path.stat().st_size)))
+    return path
 
 
 def peer_reference_runs(runs, prefer):
@@ -916,6 +859,8 @@ def main(argv=None):
              "sparse_dot_topn and sp_matmul_rs (--measure %s --top-k %d, %s runner, "
              "--num-cores %d; %%s)"
              % (MEASURE, TOP_K, prefer, NUM_CORES))
+    from bench.jobs_chart import draw_chart
+
     common.finish("jobs", {"settings": settings, "corpora": corpora_stats, "results": rows,
                            "peers": peer_rows, "not_run": not_run, "consistency": consist,
                            "checks": checks,

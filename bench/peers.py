@@ -44,7 +44,9 @@ over the block, on one thread:
     (checked against ``pair_best``'s scores).
 
 Rates are per CPU second (``time.process_time``; one thread, so per core),
-best of ``passes``; the machine's load average is printed beside them.
+best of ``passes``; the machine's load average is printed beside them.  The
+target row (:func:`bench.checks.kernel_check`): ``pair_best``'s products per
+CPU second at least 0.8x ``sp_matmul_rs``'s, each counted as above.
 ``--quick``: a block of the 1,000-vector Zipf corpus (B = 1).
 """
 import json
@@ -413,12 +415,16 @@ def main(argv=None):
     log("block 0 of %d of the Zipf corpus: %d rows, %d entries" % (blocks, A.shape[0], A.nnz))
     counts, rows = kernel_rows(ids, A, TOP_K, args.passes)
     common.print_table(rows, KERNEL_TABLE, title=kernel_title(counts, gen, blocks))
+    from bench.checks import kernel_check
+
+    targets = kernel_check(rows)
+    common.print_checks(targets)
     common.finish("peers", {"settings": {"quick": args.quick, "top_k": TOP_K,
                                          "passes": args.passes, "peer_passes": args.peer_passes,
                                          "corpus": gen, "blocks": blocks, "block": 0,
                                          "method": __doc__},
                             "end_to_end": e2e, "corpora": stats, "block": counts,
-                            "kernel": rows}, args, log)
+                            "kernel": rows, "checks": targets}, args, log)
     return 0
 
 

@@ -32,7 +32,8 @@ ROW_FIELDS = {
     "neighbours_sha256", "score_sum", "work", "counters", "wall_vs_floor", "cpu_vs_floor",
     "wall_vs_topn", "cpu_vs_topn", "wall_vs_rs", "cpu_vs_rs",
     "wall_vs_stripes", "cpu_vs_stripes", "shuffle_vs_estimate", "shuffle_mb",
-    "task_peak_mb", "max_rss_mb", "tree_pss_mb",
+    "task_peak_mb", "max_rss_mb", "tree_pss_mb", "input_bytes", "temp_disk_peak_bytes",
+    "temp_disk_samples", "temp_disk_mb", "temp_disk_vs_input",
 }
 #: steps of the job: vectors + the strategy's + rows (the quick runs are inline
 #: and local with few block pairs, so blocks' --max-df takes the count tables)
@@ -152,6 +153,21 @@ def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
     pruned = rows["text-q400", "blocks", "inline", "t0.5"]
     full = rows["text-q400", "blocks", "inline", "t0.5 no-prune"]
     assert pruned["output_sha256"] == full["output_sha256"] and pruned["output_pairs"] > 0
+    # from the corpus converted to compact: the same bytes as from JSON
+    compact = rows["dense-quick", "blocks", "inline", "compact"]
+    assert compact["output_sha256"] == inline["output_sha256"]
+    assert "--input-format compact" in compact["command"]
+    assert ".compact " in compact["command"] and compact["input_bytes"] < inline["input_bytes"]
+
+
+def test_temporary_disk_is_sampled_per_run(quick_run):
+    _, result, _ = quick_run.get()
+    for r in result["results"]:
+        # the runner's tmp dir holds at least the reducers' sorted input
+        assert r["temp_disk_peak_bytes"] >= r["shuffle_bytes"] > 0
+        assert r["temp_disk_samples"] >= 2
+        assert r["temp_disk_vs_input"] == pytest.approx(r["temp_disk_peak_bytes"]
+                                                        / r["input_bytes"])
 
 
 def _count_tables(r):
@@ -274,7 +290,9 @@ def test_quick_run_reports_each_target(quick_run):
                    "CPU %s local" % w["tiny"], "text %s inline" % w["text"],
                    "top-k %s k=100" % w["dense"], "prune %s t0.5" % w["prune"],
                    "prune %s top-k %d" % (w["prune"], jobs.TOP_K), "peers %s" % w["dense"],
-                   "peers %s" % w["text"]]
+                   "peers %s" % w["text"], "e2e %s vs topn" % w["dense"],
+                   "e2e %s vs rs" % w["dense"], "e2e %s vs topn" % w["text"],
+                   "e2e %s compact vs rs" % w["dense"], "temp disk"]
     for c in result["checks"]:
         assert c["measured"] and isinstance(c["pass"], bool)
         assert re.search(r"^%s\s+%s\s" % (re.escape(c["id"]), common.pass_fail(c["pass"])),
