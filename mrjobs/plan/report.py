@@ -146,7 +146,7 @@ def format_comparison(rows):
     out = ["%-30s %16s %16s %8s" % ("", "plan", "run", "plan/run")]
     for what, plan, real in rows:
         ratio = "%.3f" % (plan / real) if real else "-"
-        show = _size if what.endswith(("bytes", "memory", "disk")) else (
+        show = _size if what.endswith(("bytes", "memory", "disk", "sort")) else (
             lambda x: "%.1f s" % x) if what.endswith(" s") else _n
         out.append("%-30s %16s %16s %8s" % (what, show(plan), show(real), ratio))
     return "\n".join(out)

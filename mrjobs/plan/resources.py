@@ -33,8 +33,16 @@ def constants(cal):
     out = dict(DEFAULTS)
     if cal:
         out.update({k: v for k, v in cal["constants"].items()
-                    if isinstance(v, (int, float))})
+                    if isinstance(v, (int, float)) or k == "steps" and _steps_ok(v)})
     return out
+
+
+def _steps_ok(steps):
+    """A calibration's per-step constants: {name: [k, c_bytes, c_pairs]}, finite, >= 0."""
+    return isinstance(steps, dict) and all(
+        isinstance(v, list) and len(v) == 3 and all(
+            isinstance(x, (int, float)) and 0 <= x < float("inf") for x in v)
+        for v in steps.values())
 
 
 def temp_disk_bytes(steps, input_bytes):
@@ -82,17 +90,20 @@ def memory_by_kind(e, o, c):
 
 
 def times(e, c, slots):
-    """(wall seconds, CPU seconds) from each step's CPU model: ``k0 + c_bytes
-    bytes`` (``+ c_pairs products computed`` for the block pairs), the
-    launcher's and the sort's part (``1 - par``) on one core, the rest over
-    ``min(slots, tasks)`` cores."""
-    k0 = c["c0"] * slots  # stored over the calibrating machine's slots
+    """(wall seconds, CPU seconds) from each step's CPU model, ``k + c_bytes
+    bytes (+ c_pairs products computed on the block pairs)``: the calibration's
+    own for the steps it ran (``steps``: vectors, pairs, rows), else ``c0 slots
+    + c_bytes bytes (+ c_pairs ...)``; of a step's CPU, the share ``par`` runs
+    on ``min(slots, tasks)`` cores, the rest (the sort, the launcher's work)
+    on one."""
+    per = c.get("steps") if isinstance(c.get("steps"), dict) else {}
     wall = cpu = 0.0
     for s in e["steps"]:
-        step_cpu = k0 + c["c_bytes"] * s["bytes"]
+        k, cb, cp = per.get(s["step"]) or (c["c0"] * slots, c["c_bytes"], c["c_pairs"])
+        step_cpu = k + cb * s["bytes"]
         tasks = e["reducers"]
         if s["step"] == "pairs":
-            step_cpu += c["c_pairs"] * e["products_computed"]
+            step_cpu += cp * e["products_computed"]
             tasks = min(tasks, e["block_pairs"])
         cpu += step_cpu
         par = c["par"] * step_cpu

@@ -117,13 +117,14 @@ def measure_run(args, num_cores=2, runner="local"):
         summed over the steps), ``step_cpu`` (the tasks' and sorts' CPU
         seconds a step), ``launcher_cpu`` (this process's, a step), ``cpu_s``
         (all of it), ``temp_disk_bytes`` (the temp dir's peak, as the job
-        leaves it by default: files removed once read), ``process_peaks``
+        leaves it by default: files removed once read; the larger of its size
+        sampled every 50 ms and as the local runner noted it at the end of
+        each phase), ``process_peaks``
         ({kind: peak RSS}, see :mod:`mrjobs.plan.procmem`) and
         ``peak_rss_bytes`` (the largest process the run started: the job's
         launcher is this process, which holds the plan too, so it is not
         measured).
     """
-    import resource
     from mrjobs.dot_products import MRSparseDotProducts
     from mrjobs.plan.procmem import ProcessPeaks
     from mrjobs.runtime.diskpeak import DiskPeak
@@ -138,12 +139,13 @@ def measure_run(args, num_cores=2, runner="local"):
             "-r", runner, "--num-cores", str(num_cores), "--no-conf", "--local-tmp-dir", tmp])
         t0 = time.monotonic()
         handler.mark()
-        with job.make_runner() as runner, DiskPeak(tmp, every=0.2) as disk, \
+        with job.make_runner() as runner, DiskPeak(tmp, every=0.05) as disk, \
                 ProcessPeaks() as procs:
             runner.run()
             handler.mark()
             counters = runner.counters()
             sizes = _step_bytes(runner)
+            temp_peak = getattr(runner, "temp_peak_bytes", 0)
     finally:
         mrjob_log.removeHandler(handler)
         mrjob_log.setLevel(level)
@@ -154,13 +156,16 @@ def measure_run(args, num_cores=2, runner="local"):
         for name, n in step.get("mrsparse work", {}).items():
             work[name] = work.get(name, 0) + n
     peaks = dict(procs.peaks)
-    largest = max([resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024]
-                  + list(peaks.values()))
+    # mrjob's pool workers are forks of this process (kind "other", or
+    # "launcher" under python -m mrjobs.plan): they hold the plan, not work
+    largest = max([v for k, v in peaks.items() if k == "sort" or k.startswith("step ")],
+                  default=0)
     return {"counters": counters, "step_bytes": [sizes.get(i, 0) for i in range(len(counters))],
             "step_seconds": np.diff(starts[1:]).tolist(), "step_cpu": np.diff(cpu[1:]).tolist(),
             "launcher_cpu": np.diff(own[1:]).tolist(),
             "cpu_s": cpu[-1] - cpu[0] + own[-1] - own[0],
-            "seconds": starts[-1] - t0, "work": work, "temp_disk_bytes": disk.peak,
+            "seconds": starts[-1] - t0, "work": work,
+            "temp_disk_bytes": max(disk.peak, temp_peak),
             "process_peaks": peaks, "peak_rss_bytes": largest}
 
 
@@ -239,7 +244,8 @@ def calibrate(path, num_cores=2, corpora=CALIBRATION_CORPORA, log_to=sys.stderr)
                          "block_pairs": run["work"].get("block pairs", 0),
                          "process_peaks": run["process_peaks"],
                          "temp_disk_bytes": run["temp_disk_bytes"],
-                         "pair_entries": e["pair_entries"], "blocks": e["blocks"]})
+                         "pair_entries": e["pair_entries"], "blocks": e["blocks"],
+                         "kept_entries": e["kept_entries"], "reducers": e["reducers"]})
             print("calibration: %d vectors (Zipf %g), %.1f s, step CPU %s s" % (
                 n, zipf, run["seconds"], ", ".join("%.1f" % s for s in runs[-1]["step_cpu"])),
                 file=log_to)
@@ -265,16 +271,41 @@ def _plan_of(args, num_cores):
 
 
 def _fit_time(runs, slots):
-    """c0, c_bytes, c_pairs from each step's CPU seconds (not wall: the
-    machine may be busy), and par from each step's wall beside its CPU."""
+    """The time constants: each step's CPU seconds (not wall: the machine may
+    be busy) fitted by non-negative least squares, over all steps (c0,
+    c_bytes, c_pairs: for the steps the calibration does not run) and per
+    step (``steps``: {name: [k, c_bytes, c_pairs]}); ``par`` from each step's
+    wall beside its CPU."""
     from scipy.optimize import nnls
-    from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
-    a, t = [], []
+    names = ("vectors", "pairs", "rows")
+    a, t, per = [], [], {n: ([], []) for n in names}
     for r in runs:
         for i, (b, cpu) in enumerate(zip(r["step_bytes"], r["step_cpu"])):
-            a.append([1.0, b, r["products_computed"] if i == 1 else 0])
+            row = [1.0, b, r["products_computed"] if i == 1 else 0]
+            a.append(row)
             t.append(cpu)
+            per[names[min(i, 2)]][0].append(row)
+            per[names[min(i, 2)]][1].append(cpu)
     (k0, cb, cp), _ = nnls(np.array(a), np.array(t))
+    steps = {}
+    for name, (rows, cpus) in per.items():
+        x = np.array(rows)
+        if name != "pairs":
+            x = x[:, :2]
+        fit, _ = nnls(x, np.array(cpus))
+        steps[name] = [float(v) for v in fit] + ([0.0] if name != "pairs" else [])
+    out = {"c0": k0 / slots, "c_bytes": cb, "c_pairs": cp, "steps": steps}
+    par = _parallel_share(runs, slots)
+    if par is not None:
+        out["par"] = par
+    return out
+
+
+def _parallel_share(runs, slots):
+    """The median share of a step's CPU that ran in parallel, from
+    wall = (1 - par) cpu + par cpu / m over the steps long enough to show it
+    (m: the step's tasks, at most the slots)."""
+    from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
     shares = []
     for r in runs:
         for i, (b, cpu, wall) in enumerate(zip(r["step_bytes"], r["step_cpu"],
@@ -282,20 +313,17 @@ def _fit_time(runs, slots):
             m = min(slots, task_count(b, slots, SPLIT_BYTES))
             if i == 1:
                 m = min(m, max(r["block_pairs"], 1))
-            if m > 1 and cpu > 1.0:  # a step long enough to show its parallel share
+            if m > 1 and cpu > 1.0:
                 shares.append((cpu - wall) / (cpu - cpu / m))
-    par = float(np.clip(np.median(shares), 0.0, 1.0)) if shares else None
-    out = {"c0": k0 / slots, "c_bytes": cb, "c_pairs": cp}
-    if par is not None:
-        out["par"] = par
-    return out
+    return float(np.clip(np.median(shares), 0.0, 1.0)) if shares else None
 
 
 def _fit_memory(runs):
     """rss_base (the lightest task), rss_sort (the sort's peak over its
-    input, the largest step's bytes) and rss_entry (a block-pair reducer's
-    peak beyond rss_base and a chunk, over its two blocks' entries), from
-    the largest run (the one a big run resembles)."""
+    input, the largest step's bytes), rss_entry (a block-pair reducer's
+    peak beyond rss_base and a chunk, over its two blocks' entries) and
+    rss_buffer (a vectors-step reducer's beyond rss_base, over the entries it
+    buffers), from the largest run (the one a big run resembles)."""
     from mrjobs.plan.resources import DEFAULTS
     r = max(runs, key=lambda r: r["vectors"])
     peaks = r["process_peaks"]
@@ -310,6 +338,10 @@ def _fit_memory(runs):
     pair = peaks.get("step 1 reducer")
     if pair and two:
         out["rss_entry"] = max((pair - base - DEFAULTS["rss_chunk"] * 1e6) / two, 0.0)
+    vectors = peaks.get("step 0 reducer")
+    if vectors and r.get("kept_entries"):
+        buffered = min(1e6, r["kept_entries"] / max(r.get("reducers") or 1, 1))
+        out["rss_buffer"] = max((vectors - base) / buffered, 0.0)
     return out
 
 

@@ -73,6 +73,8 @@ LocalMRJobRunner = _import_local_runner()
 
 from mrjob.sim import _symlink_or_copy  # noqa: E402  (mrjob.bin first)
 
+from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
+
 __all__ = ["LocalRunner", "task_count", "SPLIT_BYTES", "BALANCE_BYTES"]
 
 log = logging.getLogger(__name__)
@@ -202,6 +204,10 @@ class LocalRunner(LocalMRJobRunner):
     #: {step: bytes of its sorted reducer input}: the bytes shuffled into
     #: each step that has reducers, kept when the file goes (read by the planner)
     shuffle_bytes = None
+    #: the temp dir's largest size at the ends of the phases (map, sort,
+    #: split, reduce), just before their inputs go: its peak, but for a
+    #: ``sort``'s own temporary files (read by the planner)
+    temp_peak_bytes = 0
 
     def _sort_reducer_input(self, step_num, num_map_tasks):
         super()._sort_reducer_input(step_num, num_map_tasks)
@@ -225,7 +231,10 @@ class LocalRunner(LocalMRJobRunner):
     def _free(self, step_num, task_type, *names):
         """Remove the files ``names`` of each task of a kind in a step (and,
         for the name ``sorted-input``, the step's sorted reducer input); links
-        are removed, never what they point to."""
+        are removed, never what they point to.  The temp dir's size is noted
+        first (:attr:`temp_peak_bytes`)."""
+        self.temp_peak_bytes = max(self.temp_peak_bytes,
+                                   tree_size(self._get_local_tmp_dir()))
         if not self._frees_early():
             return
         base = Path(self._step_dir(step_num), task_type)

@@ -15,7 +15,6 @@ import pytest
 from mrjobs.generate import write_corpus
 from mrjobs import plan as P
 from mrjobs.plan import cli as plan_cli
-from mrjobs.runtime.diskpeak import DiskPeak
 from mrjobs.runtime.tempdisk import QUICK_FACTOR, check_temp_disk
 from mrjobs.testing import run_job
 from mrjobs.dot_products import MRSparseDotProducts
@@ -71,17 +70,14 @@ def test_prune_pays_as_the_job_finds(corpora, name, pays):
     assert plan_of(corpora[name], "--measure", "cosine", "--top-k", "5")["prune_pays"] is None
 
 
-def test_temp_disk_of_a_local_run_is_not_above_the_plan(corpora, tmp_path):
-    """The plan's peak is at least what a sampled run reached (a sample can
-    only miss a peak; it must reach the plan's bytes within 30%)."""
+def test_temp_disk_of_a_local_run_within_30_percent_of_the_plan(corpora):
+    """The plan's peak against the local runner's own note of its temp dir at
+    the end of each phase (and a 50 ms sampling): within 30%, both ways."""
     e = plan_of(corpora["zipf"], "--measure", "cosine", "--top-k", "10")
-    with DiskPeak(str(tmp_path), every=0.05) as disk:
-        run_job(MRSparseDotProducts, None, [corpora["zipf"], "--measure", "cosine",
-                                            "--top-k", "10", "--local-tmp-dir", str(tmp_path)],
-                runner="local")
-    assert disk.peak > 0
-    assert e["temp_disk_bytes"] >= disk.peak / 1.3, (e["temp_disk_bytes"], disk.peak)
-    assert e["temp_disk_bytes"] >= os.path.getsize(corpora["zipf"])
+    run = P.measure_run([corpora["zipf"], "--measure", "cosine", "--top-k", "10"])
+    assert run["temp_disk_bytes"] >= os.path.getsize(corpora["zipf"])
+    assert abs(e["temp_disk_bytes"] / run["temp_disk_bytes"] - 1) <= 0.3, (
+        e["temp_disk_bytes"], run["temp_disk_bytes"])
 
 
 def test_json_and_compare_rows(corpora):
