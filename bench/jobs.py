@@ -43,6 +43,7 @@ import numpy as np  # noqa: E402
 from bench import checks as more_checks  # noqa: E402
 from bench import common, floor, measure, peer_scripts, peers, profiling  # noqa: E402
 from mrjobs.runtime.diskpeak import DiskPeak  # noqa: E402
+from mrjobs.runtime.localrunner import REPORT_ENV  # noqa: E402
 
 JOB_MODULE = "mrjobs.dot_products"
 MEASURE = "cosine"
@@ -226,9 +227,14 @@ def run_references(corpus, spec, args, workdir, log, top_k=TOP_K, passes=None):
 
 
 def job_command(corpus_path, corpus, strategy, runner, tmp_dir, variant=""):
+    # the local runner removes its files once read (as users run it) and reports
+    # each step's shuffle and its temp dir's peak (REPORT_ENV); the inline runner
+    # keeps its sorted inputs for measure.shuffle_bytes
     cmd = [sys.executable, "-m", JOB_MODULE, str(corpus_path), "--strategy", strategy,
            "--measure", MEASURE, *VARIANTS[variant], "-r", runner,
-           "--num-cores", str(NUM_CORES), "--local-tmp-dir", str(tmp_dir), "--cleanup", "NONE"]
+           "--num-cores", str(NUM_CORES), "--local-tmp-dir", str(tmp_dir)]
+    if runner != "local":
+        cmd += ["--cleanup", "NONE"]
     return cmd + (["--max-df", str(corpus.max_df)] if corpus.max_df is not None else [])
 
 
@@ -250,20 +256,32 @@ def run_job(corpus, corpus_path, strategy, runner, variant, args, workdir, log, 
     shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir(parents=True)
     cmd = job_command(corpus_path, corpus, strategy, runner, tmp_dir, variant)
-    with DiskPeak(tmp_dir, every=DISK_INTERVAL) as disk:
-        m = measure.run_checked(cmd, out_path, SAMPLE_INTERVAL)
-    by_step = measure.shuffle_bytes(tmp_dir)
+    report = tmp_dir.with_name(tmp_dir.name + ".report.json")
+    report.unlink(missing_ok=True)
+    os.environ[REPORT_ENV] = str(report)
+    try:
+        with DiskPeak(tmp_dir, every=DISK_INTERVAL) as disk:
+            m = measure.run_checked(cmd, out_path, SAMPLE_INTERVAL)
+    finally:
+        del os.environ[REPORT_ENV]
+    by_step, noted_peak = measure.shuffle_bytes(tmp_dir), 0
+    if report.exists():  # the local runner's (its sorted inputs are gone)
+        noted = json.loads(report.read_text())
+        by_step = [noted["shuffle_bytes"][k] for k in sorted(noted["shuffle_bytes"], key=int)]
+        noted_peak = noted["temp_peak_bytes"]
+        report.unlink()
     shutil.rmtree(tmp_dir, ignore_errors=True)
     output = measure.read_output(out_path)
     if not (args.keep or keep):
         out_path.unlink()
     row = job_row(corpus, strategy, runner, cmd, m, by_step, output, variant)
-    row.update(input_bytes=Path(corpus_path).stat().st_size, temp_disk_peak_bytes=disk.peak,
-               temp_disk_samples=disk.samples)
+    row.update(input_bytes=Path(corpus_path).stat().st_size,
+               temp_disk_peak_bytes=max(disk.peak, noted_peak), temp_disk_samples=disk.samples)
     log("%-11s %-7s %-6s %-13s wall %7.1fs  cpu %7.1fs  shuffle %8.1f MB  task peak %6.0f MB"
         "  tmp disk %7.1f MB" % (corpus.name, strategy, runner, variant, row["wall_s"],
                                  row["cpu_s"], row["shuffle_bytes"] / 1e6,
-                                 (row["task_peak_rss_bytes"] or 0) / 1e6, disk.peak / 1e6))
+                                 (row["task_peak_rss_bytes"] or 0) / 1e6,
+                                 row["temp_disk_peak_bytes"] / 1e6))
     return row
 
 

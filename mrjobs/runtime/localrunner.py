@@ -34,11 +34,16 @@ error report): a task's input after the task, the map output after the
 sort, the sorted input once split, an intermediate step's output once the
 next step has read it (not a ``--step-output-dir`` the user asked for).
 The peak is then about two copies of the largest step's shuffle
-(:func:`mrjobs.plan.estimates.temp_disk_bytes` estimates it).  Task logs
-(``stderr``) stay: the counters are read from them.
+(:func:`mrjobs.plan.resources.temp_disk_bytes` estimates it).  Task logs
+(``stderr``) stay: the counters are read from them.  Where the environment
+variable ``MRSPARSE_LOCAL_RUNNER_REPORT`` names a file, the runner writes to
+it, after each step, the bytes shuffled into each step so far and the temp
+dir's peak (JSON: ``shuffle_bytes``, ``temp_peak_bytes``): the benchmarks
+read them, since the files they were measured on are gone.
 """
 import importlib
 import importlib.util
+import json
 import logging
 import os
 import stat
@@ -75,9 +80,13 @@ from mrjob.sim import _symlink_or_copy  # noqa: E402  (mrjob.bin first)
 
 from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
 
-__all__ = ["LocalRunner", "task_count", "SPLIT_BYTES", "BALANCE_BYTES"]
+__all__ = ["LocalRunner", "task_count", "split_bounds", "SPLIT_BYTES", "BALANCE_BYTES",
+           "REPORT_ENV"]
 
 log = logging.getLogger(__name__)
+
+#: the environment variable naming the file of the runner's report (see the module)
+REPORT_ENV = "MRSPARSE_LOCAL_RUNNER_REPORT"
 
 #: bytes of a step's input per task (about a CPU second of a vectors-step
 #: mapper): below it, another task costs more to start than it would share
@@ -208,6 +217,15 @@ class LocalRunner(LocalMRJobRunner):
     #: split, reduce), just before their inputs go: its peak, but for a
     #: ``sort``'s own temporary files (read by the planner)
     temp_peak_bytes = 0
+
+    def _run_streaming_step(self, step, step_num):
+        super()._run_streaming_step(step, step_num)
+        path = os.environ.get(REPORT_ENV)
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"shuffle_bytes": {str(k): v for k, v in
+                                             (self.shuffle_bytes or {}).items()},
+                           "temp_peak_bytes": self.temp_peak_bytes}, f)
 
     def _sort_reducer_input(self, step_num, num_map_tasks):
         super()._sort_reducer_input(step_num, num_map_tasks)

@@ -163,8 +163,11 @@ def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
 def test_temporary_disk_is_sampled_per_run(quick_run):
     _, result, _ = quick_run.get()
     for r in result["results"]:
-        # the runner's tmp dir holds at least the reducers' sorted input
-        assert r["temp_disk_peak_bytes"] >= r["shuffle_bytes"] > 0
+        # the runner's tmp dir holds at least a step's sorted input: every
+        # step's on the inline runner (kept), the largest step's on the local
+        # runner, which removes each file once read
+        least = max(r["shuffle_bytes_by_step"]) if r["runner"] == "local" else r["shuffle_bytes"]
+        assert r["temp_disk_peak_bytes"] >= least > 0
         assert r["temp_disk_samples"] >= 2
         assert r["temp_disk_vs_input"] == pytest.approx(r["temp_disk_peak_bytes"]
                                                         / r["input_bytes"])
