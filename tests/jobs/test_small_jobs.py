@@ -1,5 +1,6 @@
 """What a small job starts: one block, as many local tasks as the work needs, light
 task processes."""
+import json
 import os
 import sys
 
@@ -122,6 +123,8 @@ def test_the_local_runner_removes_each_temp_file_once_read(tmp_path, monkeypatch
     monkeypatch.setattr(localrunner, "SPLIT_BYTES", 1024)  # several tasks a step
     args = ["--num-cores", "2", "--blocks", "2", "--max-df", "40", path]
     kept, _ = _run_local(tmp_path, "kept", args)
+    report = tmp_path / "report.json"
+    monkeypatch.setenv(localrunner.REPORT_ENV, str(report))
     job = _job("-r", "local", "--local-tmp-dir", str(tmp_path / "freed"), *args)
     with job.make_runner() as runner:
         runner.run()
@@ -134,6 +137,12 @@ def test_the_local_runner_removes_each_temp_file_once_read(tmp_path, monkeypatch
     assert [f for f in left if not f.startswith(final)
             and os.path.basename(f) != "stderr"] == []
     assert any(f.endswith("stderr") for f in left)
+    # the runner's report: each step's shuffle, as the kept run's sorted inputs
+    noted = json.loads(report.read_text())
+    kept_sorted = {p.parent.parent.name.lstrip("0") or "0": p.stat().st_size for p in
+                   (tmp_path / "kept").glob("*/step/*/reducer/sorted-input")}
+    assert noted["shuffle_bytes"] == kept_sorted and len(kept_sorted) >= 3
+    assert noted["temp_peak_bytes"] >= max(kept_sorted.values())
 
 
 def test_reduce_splits_are_whole_keys_near_even_cuts(tmp_path):
