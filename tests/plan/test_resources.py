@@ -103,17 +103,28 @@ def test_json_and_compare_rows(corpora):
 # -- the job's refusal ------------------------------------------------------------
 
 def test_enough_room_makes_no_plan(corpora, tmp_path):
-    """With QUICK_FACTOR times the input free, the check passes at once (no
-    plan: the job's options need not even be plannable)."""
-    class Unread:
+    """With QUICK_FACTOR times the input free, the check passes without a
+    plan (it reads none of the job's options); with less, it plans (here the
+    first option it reads stops the plan, and the check lets the run go)."""
+    read = []
+
+    class Options:
         def __getattr__(self, name):
-            raise AssertionError("planned: read --%s" % name)
+            read.append(name)
+            raise RuntimeError("a plan was started")
 
     class Job:
         PLANNED = True
-        options = Unread()
-    assert shutil.disk_usage(tmp_path).free >= QUICK_FACTOR * os.path.getsize(corpora["zipf"])
+        options = Options()
+    free = shutil.disk_usage(tmp_path).free
+    assert free >= QUICK_FACTOR * os.path.getsize(corpora["zipf"])
     check_temp_disk(Job(), str(tmp_path), [corpora["zipf"]])
+    assert read == []
+    big = tmp_path / "big.jsonl"
+    with open(big, "wb") as f:  # sparse: its size, not its blocks
+        f.truncate(free // QUICK_FACTOR + 1)
+    check_temp_disk(Job(), str(tmp_path), [str(big)])
+    assert len(read) == 1
 
 
 def test_a_run_that_would_fill_its_temp_dir_is_refused(corpora, tmp_path):
