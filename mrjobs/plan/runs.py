@@ -155,11 +155,7 @@ def measure_run(args, num_cores=2, runner="local"):
     for step in counters:
         for name, n in step.get("mrsparse work", {}).items():
             work[name] = work.get(name, 0) + n
-    peaks = dict(procs.peaks)
-    # mrjob's pool workers are forks of this process (kind "other", or
-    # "launcher" under python -m mrjobs.plan): they hold the plan, not work
-    largest = max([v for k, v in peaks.items() if k == "sort" or k.startswith("step ")],
-                  default=0)
+    peaks, largest = _peaks(procs)
     return {"counters": counters, "step_bytes": [sizes.get(i, 0) for i in range(len(counters))],
             "step_seconds": np.diff(starts[1:]).tolist(), "step_cpu": np.diff(cpu[1:]).tolist(),
             "launcher_cpu": np.diff(own[1:]).tolist(),
@@ -167,6 +163,15 @@ def measure_run(args, num_cores=2, runner="local"):
             "seconds": starts[-1] - t0, "work": work,
             "temp_disk_bytes": max(disk.peak, temp_peak),
             "process_peaks": peaks, "peak_rss_bytes": largest}
+
+
+def _peaks(procs):
+    """({kind: peak RSS}, the largest of a task or sort): mrjob's pool workers
+    are forks of this process (kind ``other``, or ``launcher`` under ``python
+    -m mrjobs.plan``): they hold the plan, not the job's work."""
+    peaks = dict(procs.peaks)
+    return peaks, max([v for k, v in peaks.items() if k == "sort" or k.startswith("step ")],
+                      default=0)
 
 
 def _step_bytes(runner):
