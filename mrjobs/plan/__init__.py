@@ -11,7 +11,8 @@ Usage::
 It prints the block count (what the job would choose, by its own code),
 block pairs, bytes shuffled into each step, memory of a block-pair reducer,
 the products (multiply-adds, Σdf(df-1)/2 over the kept features), the pairs
-that share a feature, and a time estimate.
+that share a feature, wall and CPU time, the peak memory of each kind of
+process, the temporary disk of a local run and whether pruning pays.
 
 The sample
 ----------
@@ -52,12 +53,21 @@ is a uniform sample of all pairs:
   count (:func:`mrjobs.strategies.sizing.df_cut_form`): count tables to every block pair
   (three steps) or the df and regroup steps (five).
 
-Time: measured constants of this machine (``--calibrate``: three runs of the job on generated
-corpora on the local runner; the CPU seconds of each step's tasks fitted to k0 + c_bytes·bytes +
-c_pairs·pairs, so that a busy machine does not inflate them; a step then takes c0 +
-(c_bytes·bytes + c_pairs·pairs)/slots with c0 = k0/slots of the local run), stored with the date
-and the machine in the package data ``mrjobs/plan/calibration.json`` (``make bench`` refreshes
-it). A cluster's slot is taken to be as fast as one core here.
+Resources (:mod:`mrjobs.plan.resources`): wall and CPU seconds from each
+step's CPU model (``k + c_bytes * bytes``, ``+ c_pairs * products computed``
+on the block pairs, fitted per step on the calibration's runs, the share
+``par`` of it spread over the slots), the peak memory of each kind of
+process (launcher, the local runner's sort, the vectors step's tasks, a
+block-pair reducer), the temporary disk of a local run (the largest of its
+phases, see :mod:`mrjobs.runtime.localrunner`) and whether pruning pays (the
+job's own bounds on the pair sub-sample).  The constants are measured by
+``--calibrate`` (five runs of the job on generated corpora on the local
+runner, CPU seconds so that a busy machine does not inflate them much, and
+each process's peak memory), stored with the date and the machine in the
+package data ``mrjobs/plan/calibration.json`` (``make bench`` refreshes it);
+a constant a calibration lacks takes its default
+(:data:`mrjobs.plan.resources.DEFAULTS`). A cluster's slot is taken to be as
+fast as one core here.
 
 Depends on the job's own sizing code (:mod:`mrjobs.strategies.sizing`): ``estimate_blocks``,
 ``pair_memory_bytes``, ``DEFAULT_BLOCK_ENTRIES``, ``INPUT_BYTES_PER_ENTRY``, ``bytes_per_entry``
@@ -65,10 +75,12 @@ and ``default_blocks``.
 
 Modules: :mod:`~mrjobs.plan.sample` (reading the sample),
 :mod:`~mrjobs.plan.estimates` (the estimates and the plan's dict),
-:mod:`~mrjobs.plan.wirecost` (bytes of each step), :mod:`~mrjobs.plan.report`
-(the plan as text and JSON), :mod:`~mrjobs.plan.runs` (``--compare``,
-``--calibrate`` and reading a calibration), :mod:`~mrjobs.plan.cli` (the
-command line); this package holds their public names.
+:mod:`~mrjobs.plan.wirecost` (bytes of each step), :mod:`~mrjobs.plan.resources`
+(time, memory, disk, pruning), :mod:`~mrjobs.plan.report` (the plan as text and
+JSON), :mod:`~mrjobs.plan.runs` (``--compare``, ``--calibrate`` and reading a
+calibration), :mod:`~mrjobs.plan.procmem` (the peak memory of a run's
+processes), :mod:`~mrjobs.plan.cli` (the command line); this package holds their
+public names.
 """
 from mrjobs.plan.sample import PlanError, Sample, SampleRead, input_files, read_sample
 from mrjobs.plan.estimates import MAX_TASKS, POSTING_ENTRY_BYTES, estimate, job_args
