@@ -13,8 +13,9 @@ __all__ = ["DEFAULTS", "constants", "temp_disk_bytes", "memory_by_kind", "times"
            "prune_estimate"]
 
 #: constants a calibration may lack (measured on this project's 2-core
-#: machine, a local run of 100,000 generated vectors; ``--calibrate``
-#: measures them on yours):
+#: machine: the memory on a local run of 100,000 generated vectors, the
+#: launcher's on 20,000, ``par`` near the calibration's fit; ``--calibrate``
+#: measures all but ``rss_chunk`` and ``rss_launcher`` on yours):
 #: ``rss_base`` a task process's own memory (Python, numpy, scipy, the job);
 #: ``rss_entry`` bytes a block-pair reducer holds per entry of its two blocks;
 #: ``rss_chunk`` bytes per ``--buffer-entries`` of a chunk of products;
@@ -82,8 +83,7 @@ def memory_by_kind(e, o, c):
         entries = e["pair_entries"]
         two = entries * (2.0 / B if B > 1 else 1.0)
         out["block-pair reducer"] = (c["rss_base"] + c["rss_entry"] * two
-                                     + c["rss_chunk"] * o.buffer_entries + e.get(
-                                         "prune_bytes", 0.0))
+                                     + c["rss_chunk"] * o.buffer_entries)
     else:
         out["stripes reducer"] = c["rss_base"] + e["memory"]
     return out
