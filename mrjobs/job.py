@@ -204,15 +204,16 @@ class SparseJob(MRJob):
     @functools.cached_property
     def status(self):
         """The task's status line (:class:`~mrjobs.runtime.taskstatus.TaskStatus`)."""
-        return TaskStatus(self.set_status)
+        return TaskStatus(self.set_status, on=False)  # on from _read_input
 
     def _task_init(self):
         self.counts.clear()
         self._lines = 0
 
     def _read_input(self):
-        """The task's input lines, told every few seconds as the task's status."""
-        self.status.reset()
+        """The task's input lines, told every few seconds as the task's status
+        (a task run otherwise, as on Spark, writes none)."""
+        self.status.start()
         for line in super()._read_input():
             self.status.read(len(line))
             yield line

@@ -68,8 +68,15 @@ class TaskStatus:
     inner loops (each input line, each chunk of a pair product).
     """
 
-    def __init__(self, write, every=STATUS_EVERY, clock=time.monotonic):
+    def __init__(self, write, every=STATUS_EVERY, clock=time.monotonic, on=True):
         self.write, self.every, self.clock = write, every, clock
+        self.on = on  # off: nothing is written (until start)
+        self.reset()
+
+    def start(self):
+        """A task that reads its input as Hadoop Streaming gives it: from now
+        on its status is written (tasks run otherwise, as Spark's, stay quiet)."""
+        self.on = True
         self.reset()
 
     def reset(self):
@@ -127,4 +134,5 @@ class TaskStatus:
         if done:
             self._settle()
         self._next = self.clock() + self.every
-        self.write(status_text(done, self.lines, self.nbytes, self.work))
+        if self.on:
+            self.write(status_text(done, self.lines, self.nbytes, self.work))
