@@ -1,6 +1,7 @@
 """The plan as text and as JSON, and a plan against a measured run."""
 import json
 
+from mrjobs.runtime.tempdisk import size_text as _size
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES
 
 __all__ = ["format_plan", "as_json", "format_comparison"]
@@ -13,11 +14,6 @@ def _n(x):
     return format(int(round(x)), ",") if x < 1e10 else "%.3g" % x
 
 
-def _size(b):
-    for unit, div in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if b >= div:
-            return "%.3g %s" % (b / div, unit)
-    return "%d B" % b
 
 
 def _duration(s):

@@ -17,7 +17,7 @@ import shutil
 from mrjobs.runtime.errors import JobError
 from mrjobs.runtime.paths import local_size
 
-__all__ = ["QUICK_FACTOR", "check_temp_disk", "refusal"]
+__all__ = ["QUICK_FACTOR", "check_temp_disk", "refusal", "size_text"]
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def refusal(tmp_dir, free, need):
         "the temp dir %s has %s free, and this run needs about %s of temporary disk at its "
         "peak (python -m mrjobs.plan with the job's inputs and options shows the plan): point "
         "--local-tmp-dir (or TMPDIR) at a disk with more room" % (
-            tmp_dir, _size(free), _size(need)))
+            tmp_dir, size_text(free), size_text(need)))
 
 
 def check_temp_disk(job, tmp_dir, inputs):
@@ -54,8 +54,9 @@ def check_temp_disk(job, tmp_dir, inputs):
         raise refusal(tmp_dir, free, need)
 
 
-def _size(b):
-    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+def size_text(b):
+    """Bytes for people, to three digits: 65.5 kB, 1.23 GB (also the plan's)."""
+    for unit, div in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if b >= div:
             return "%.3g %s" % (b / div, unit)
     return "%d B" % b
