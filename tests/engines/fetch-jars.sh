@@ -51,6 +51,18 @@ jar_has() {
     return "$rc"
 }
 
+# stale STAMPFILE VALUE: is what STAMPFILE records missing or other than VALUE?
+stale() {
+    [ ! -f "$1" ] || [ "$(cat "$1")" != "$2" ]
+}
+
+# keep_lib FETCHED DIR STAMP: DIR/lib replaced by FETCHED, DIR/lib.stamp set to STAMP
+keep_lib() {
+    rm -rf "$2/lib"
+    mv "$1" "$2/lib"
+    echo "$3" > "$2/lib.stamp"
+}
+
 if [ "${1:-}" = "--check-jar" ]; then    # for the tests: fetch-jars.sh --check-jar JAR ENTRY
     jar_has "$2" "$3"
     exit
@@ -79,7 +91,7 @@ ln -sfn "$(basename "$jar")" "$link"
 client="$cache/client"
 client_src="$here/hadoop-client/pom.xml"
 client_stamp="$(cksum < "$client_src")"
-if [ ! -f "$client/lib.stamp" ] || [ "$(cat "$client/lib.stamp")" != "$client_stamp" ]; then
+if stale "$client/lib.stamp" "$client_stamp"; then
     echo "fetching Hadoop's client jars (local mode, 54 MB) into $client" >&2
     mkdir -p "$client"
     tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
@@ -90,9 +102,7 @@ if [ ! -f "$client/lib.stamp" ] || [ "$(cat "$client/lib.stamp")" != "$client_st
     [ -f "${jars[0]}" ] && [ -f "${jars[1]}" ] \
         && jar_has "${jars[0]}" 'org/apache/hadoop/mapred/LocalJobRunner.class' \
         || { echo "fetch-jars.sh: the Hadoop client jars look wrong" >&2; exit 1; }
-    rm -rf "$client/lib"
-    mv "$tmp/lib" "$client/lib"
-    echo "$client_stamp" > "$client/lib.stamp"
+    keep_lib "$tmp/lib" "$client" "$client_stamp"
     rm -rf "$tmp"; tmp=""
 fi
 
@@ -101,7 +111,7 @@ if [ -z "${MRSPARSE_NO_CLUSTER:-}" ]; then
     cluster="$cache/cluster"
     mkdir -p "$cluster"
     lib_stamp="$(cksum < "$src/pom.xml")"
-    if [ ! -f "$cluster/lib.stamp" ] || [ "$(cat "$cluster/lib.stamp")" != "$lib_stamp" ]; then
+    if stale "$cluster/lib.stamp" "$lib_stamp"; then
         echo "fetching the test cluster's jars (hadoop-minicluster, ~115 MB) into $cluster" >&2
         rm -f "$cluster/classes.stamp"
         tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
@@ -110,14 +120,11 @@ if [ -z "${MRSPARSE_NO_CLUSTER:-}" ]; then
         ls "$tmp/lib" > "$tmp/jars.txt"
         grep -q '^hadoop-mapreduce-client-jobclient-.*-tests\.jar$' "$tmp/jars.txt" \
             || { echo "fetch-jars.sh: no hadoop-mapreduce-client-jobclient tests jar" >&2; exit 1; }
-        rm -rf "$cluster/lib"
-        mv "$tmp/lib" "$cluster/lib"
-        echo "$lib_stamp" > "$cluster/lib.stamp"
+        keep_lib "$tmp/lib" "$cluster" "$lib_stamp"
         rm -rf "$tmp"; tmp=""
     fi
     classes_stamp="$(cksum < "$src/MiniCluster.java")"
-    if [ ! -f "$cluster/classes.stamp" ] \
-            || [ "$(cat "$cluster/classes.stamp")" != "$classes_stamp" ]; then
+    if stale "$cluster/classes.stamp" "$classes_stamp"; then
         tmp="$(mktemp -d "$cache/.fetch.XXXXXX")"
         # -XDignore.symbol.file: sun.misc.Signal is what stops the cluster cleanly
         "$javac" -XDignore.symbol.file -nowarn -d "$tmp" -cp "$cluster/lib/*" \
