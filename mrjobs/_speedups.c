@@ -561,6 +561,282 @@ kept_take(PyObject *self, PyObject *args)
 }
 
 /*
+ * pair_topk(a_indptr q, a_indices i, a_data d, bt_indptr q, bt_indices i, bt_data d,
+ *           n_c, r0, r1, mode, k, kind, threshold, limit,
+ *           out_g q, out_o q, out_s d,
+ *           mirror, k_c, cap, ks d, ko q, kn q, floor d, merge, counts q) -> int
+ *
+ * dots(), scored and selected in one pass, with no pair written out: each
+ * row's products are summed as dots() sums them (the same doubles), then
+ * each is scored, checked and offered to the row's best and, with mirror,
+ * to its column's kept buffer (as kept_offer keeps it: k_c best in cap
+ * slots a column).  Each row's k best (in no set order) go to out_g, out_o,
+ * out_s, rows ascending; returns how many (the outputs hold (r1 - r0) *
+ * min(k, n_c)).
+ *
+ * kind 0: the score is the dot product (measure "dot"); 1: the cosine of unit
+ * weights (mrjobs.measures.scores.cosine: a sum beyond UNIT_LIMIT, or NaN, is
+ * an error, as in Measure.score; then clamped to [-1, 1] and snapped to +-1
+ * within UNIT_SNAP).  A
+ * score is kept when finite (limit == inf) or when |score| <= limit (float32
+ * on the wire), and when >= threshold (-inf: no threshold).  counts[0..2]
+ * get the pairs scored, not finite and below the threshold (the Scorer's
+ * counters); counts[3] the products.
+ *
+ * merge (a diagonal block, mode 1 or 2, with mirror): row r's result also
+ * holds its column buffer's entries -- the rows above it, which came before
+ * it -- so that each vector's best over the whole block comes in one result;
+ * the buffer is emptied.
+ */
+#define UNIT_LIMIT (1.0 + 0x1p-20)
+#define UNIT_SNAP 0x1p-44
+
+static PyObject *
+pair_topk(PyObject *self, PyObject *args)
+{
+    PyObject *o[14];
+    Py_ssize_t n_c, r0, r1, k, k_c, cap;
+    int mode, kind, mirror, merge;
+    double threshold, limit;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnniniddOOOpnnOOOOpO", &o[0], &o[1], &o[2], &o[3],
+                          &o[4], &o[5], &n_c, &r0, &r1, &mode, &k, &kind, &threshold, &limit,
+                          &o[6], &o[7], &o[8], &mirror, &k_c, &cap, &o[9], &o[10], &o[11],
+                          &o[12], &merge, &o[13]))
+        return NULL;
+    Arr a[14];
+    memset(a, 0, sizeof(a));
+    static const int kinds[14] = {I64, I32, F64, I64, I32, F64, I64, I64, F64,
+                                  F64, I64, I64, F64, I64};
+    static const char *const names[14] = {"a_indptr", "a_indices", "a_data", "bt_indptr",
+                                          "bt_indices", "bt_data", "out_g", "out_o", "out_s",
+                                          "ks", "ko", "kn", "floor", "counts"};
+    for (int i = 0; i < 14; i++)
+        if (get_arr(o[i], &a[i], kinds[i], i >= 6, names[i]) < 0) {
+            release(a, 14);
+            return NULL;
+        }
+    PyObject *result = NULL;
+    Py_ssize_t n_f = a[3].n - 1, rows = r1 - r0;
+    Py_ssize_t out_cap = a[6].n < a[7].n ? a[6].n : a[7].n;
+    if (a[8].n < out_cap)
+        out_cap = a[8].n;
+    /* the row's candidates: at most n_c (distinct columns), so a k beyond
+     * that keeps them all */
+    Py_ssize_t k_r = k < n_c ? k : (n_c > 0 ? n_c : 1);
+    if (r0 < 0 || r1 < r0 || r1 >= a[0].n || n_c < 0 || n_f < 0 || mode < 0 || mode > 2
+        || a[1].n != a[2].n || a[4].n != a[5].n || k < 1 || kind < 0 || kind > 1
+        || a[13].n < 4 || size_mul(rows, k_r) < 0 || out_cap < rows * k_r
+        || r1 - r0 >= INT32_MAX || n_c >= INT32_MAX
+        || size_mul(n_c, (Py_ssize_t)sizeof(double)) < 0) {
+        release(a, 14);
+        return bad("pair_topk: shapes");
+    }
+    Py_ssize_t slots = mirror ? size_mul(n_c, cap) : 0;
+    if (mirror && (k_c < 1 || cap <= k_c || slots < 0 || a[9].n != slots || a[10].n != slots
+                   || a[11].n != n_c || a[12].n != n_c)) {
+        release(a, 14);
+        return bad("pair_topk: the columns' buffers");
+    }
+    if (merge && (!mirror || mode == 0 || r1 > n_c)) {
+        release(a, 14);
+        return bad("pair_topk: merge needs a diagonal block and its mirror");
+    }
+    const int64_t *ap = I64P(a[0]), *bp = I64P(a[3]);
+    const int32_t *ai = I32P(a[1]), *bi = I32P(a[4]);
+    const double *ad = F64P(a[2]), *bd = F64P(a[5]);
+    int64_t *out_g = I64P(a[6]), *out_o = I64P(a[7]);
+    double *out_s = F64P(a[8]);
+    double *ks = mirror ? F64P(a[9]) : NULL, *floor = mirror ? F64P(a[12]) : NULL;
+    int64_t *ko = mirror ? I64P(a[10]) : NULL, *kn = mirror ? I64P(a[11]) : NULL;
+    int64_t *counts = I64P(a[13]);
+    Py_ssize_t rcap = k_r + (k_r > 16 ? k_r / 2 : 8);
+    double *acc = NULL, *rs = NULL;
+    int32_t *mark = NULL, *touched = NULL;
+    int64_t *ro = NULL;
+    unsigned char *sorted = NULL;
+    if (n_c) {
+        acc = malloc(n_c * sizeof(double));
+        mark = malloc(n_c * sizeof(int32_t));
+        touched = malloc(n_c * sizeof(int32_t));
+        rs = malloc(rcap * sizeof(double));
+        ro = malloc(rcap * sizeof(int64_t));
+        if (!acc || !mark || !touched || !rs || !ro) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t c = 0; c < n_c; c++)
+            mark[c] = -1;
+    }
+    if (mode && n_f) {
+        sorted = calloc(n_f, 1);
+        if (!sorted) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    Py_ssize_t n = 0, m = 0;
+    int64_t scored = 0, not_finite = 0, below = 0;
+    int ok = 1, unit_error = 0;
+    double bad_sum = 0.0;
+    const int finite_only = limit == HUGE_VAL;
+    const char *why = "an index out of range";
+    uint64_t seed = SEED;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = r0; r < r1 && ok; r++) {
+        int64_t lo = mode == 0 ? 0 : (mode == 1 ? r + 1 : r);
+        int32_t row = (int32_t)(r - r0);
+        int64_t s = ap[r], e = ap[r + 1];
+        if (s < 0 || e < s || e > a[1].n) {
+            ok = 0;
+            break;
+        }
+        Py_ssize_t nt = 0;
+        for (int64_t jj = s; jj < e; jj++) {
+            int32_t f = ai[jj];
+            if (f < 0 || f >= n_f) {
+                ok = 0;
+                break;
+            }
+            double v = ad[jj];
+            int64_t fs = bp[f], fe = bp[f + 1];
+            if (fs < 0 || fe < fs || fe > a[4].n) {
+                ok = 0;
+                break;
+            }
+            if (sorted && !sorted[f]) {
+                for (int64_t kk = fs + 1; kk < fe && ok; kk++)
+                    if (bi[kk] < bi[kk - 1]) {
+                        ok = 0;
+                        why = "a feature's columns (bt_indices) not ascending";
+                    }
+                if (!ok)
+                    break;
+                sorted[f] = 1;
+            }
+            for (int64_t kk = fe - 1; kk >= fs; kk--) {
+                int64_t c = bi[kk];
+                if (c < 0 || c >= n_c) {
+                    ok = 0;
+                    break;
+                }
+                if (c < lo)
+                    break;
+                if (mark[c] != row) {
+                    mark[c] = row;
+                    acc[c] = 0.0;
+                    touched[nt++] = (int32_t)c;
+                }
+                acc[c] += v * bd[kk];
+            }
+            if (!ok)
+                break;
+        }
+        if (!ok)
+            break;
+        n += nt;
+        scored += nt;
+        int64_t h = 0;
+        double rfloor = -HUGE_VAL;
+        for (Py_ssize_t t = 0; t < nt; t++) {
+            int64_t c = touched[t];
+            double sc = acc[c];
+            if (kind == 1) {
+                if (sc > UNIT_LIMIT || sc < -UNIT_LIMIT) {
+                    unit_error = 1;
+                    bad_sum = sc;
+                    ok = 0;
+                    break;
+                }
+                if (sc != sc) {  /* as Measure.score: not a score of prepared vectors */
+                    unit_error = 2;
+                    ok = 0;
+                    break;
+                }
+                if (sc >= 1.0 - UNIT_SNAP)
+                    sc = 1.0;
+                else if (sc <= UNIT_SNAP - 1.0)
+                    sc = -1.0;
+            }
+            if (finite_only ? !isfinite(sc) : !(fabs(sc) <= limit)) {
+                not_finite++;
+                continue;
+            }
+            if (sc < threshold) {
+                below++;
+                continue;
+            }
+            if (!(sc < rfloor))
+                buffer_offer(rs, ro, &h, k_r, rcap, &rfloor, sc, c, &seed);
+            if (mirror && !(sc < floor[c]) && (mode == 0 || c != r)) {
+                if (kn[c] < 0 || kn[c] >= cap) {
+                    ok = 0;
+                    why = "pair_topk: a column's buffer count out of range";
+                    break;
+                }
+                buffer_offer(ks + c * cap, ko + c * cap, kn + c, k_c, cap, floor + c, sc, r,
+                             &seed);
+            }
+        }
+        if (!ok)
+            break;
+        if (merge) {
+            int64_t held = kn[r];
+            if (held < 0 || held >= cap) {
+                ok = 0;
+                why = "pair_topk: a column's buffer count out of range";
+                break;
+            }
+            for (int64_t t = 0; t < held; t++) {
+                double sc = ks[r * cap + t];
+                if (!(sc < rfloor))
+                    buffer_offer(rs, ro, &h, k_r, rcap, &rfloor, sc, ko[r * cap + t], &seed);
+            }
+            kn[r] = 0;
+            floor[r] = -HUGE_VAL;
+        }
+        select_best(rs, ro, h, k_r, &seed);
+        if (h > k_r)
+            h = k_r;
+        for (int64_t t = 0; t < h; t++) {
+            out_g[m] = r;
+            out_o[m] = ro[t];
+            out_s[m] = rs[t];
+            m++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (unit_error == 2)
+        PyErr_SetString(PyExc_ValueError, "a sum of products of unit weights is nan: dots, "
+                        "statistics or n_features do not come from prepared vectors");
+    else if (unit_error) {
+        PyObject *v = PyFloat_FromDouble(bad_sum);
+        if (v) {
+            PyErr_Format(PyExc_ValueError, "a sum of products of unit weights is %R, beyond "
+                         "rounding of +-1: were the weights prepared for this measure?", v);
+            Py_DECREF(v);
+        }
+    }
+    else if (!ok)
+        bad(why);
+    else {
+        counts[0] += scored;
+        counts[1] += not_finite;
+        counts[2] += below;
+        counts[3] += n;
+        result = PyLong_FromSsize_t(m);
+    }
+done:
+    free(acc);
+    free(mark);
+    free(touched);
+    free(rs);
+    free(ro);
+    free(sorted);
+    release(a, 14);
+    return result;
+}
+
+/*
  * neighbours_json(ids, scores d) -> bytes or None
  *
  * The body of a JSON output line: '"<uuid>": <score>' for each neighbour,
@@ -709,6 +985,10 @@ static PyMethodDef methods[] = {
      "top_k_rows(groups, others, scores, k, out_g, out_o, out_s) -> entries written."},
     {"kept_offer", kept_offer, METH_VARARGS,
      "kept_offer(groups, others, scores, skip_self, k, cap, ks, ko, kn, floor)."},
+    {"pair_topk", pair_topk, METH_VARARGS,
+     "pair_topk(a_indptr, a_indices, a_data, bt_indptr, bt_indices, bt_data, n_c, r0, r1, "
+     "mode, k, kind, threshold, limit, out_g, out_o, out_s, mirror, k_c, cap, ks, ko, kn, "
+     "floor, merge, counts) -> entries written."},
     {"kept_take", kept_take, METH_VARARGS,
      "kept_take(k, ks, ko, kn, out_g, out_o, out_s) -> entries written."},
     {NULL, NULL, 0, NULL}

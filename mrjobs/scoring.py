@@ -21,7 +21,8 @@ import numpy as np
 from mrcodecs.jobwire import Stripe
 from mrjobs.counters import PAIRS_BELOW_THRESHOLD, PAIRS_NOT_FINITE, PAIRS_SCORED, WORK
 from mrjobs.kernels import top_k_order
-from mrjobs.measures import score
+from mrjobs.measures import get as get_measure, score
+from mrjobs.measures.scores import cosine, dot
 from mrjobs.parsing import weight_limit
 
 __all__ = ["Scorer", "merge_rows"]
@@ -64,6 +65,32 @@ class Scorer:
             raise
         self.counts.add(WORK, PAIRS_SCORED, scores.shape[0])
         return scores
+
+    def fused(self):
+        """What the C pair kernel needs to score and keep pairs itself
+        (:func:`mrjobs.pairs.kernel.pair_best`): ``(kind, threshold, limit)``
+        -- kind 0 for ``dot`` (the score is the sum), 1 for the measures whose
+        score is the cosine of unit weights (``cosine``, ``pearson``); the
+        threshold (``-inf``: none); the largest magnitude kept (``inf``: any
+        finite score) -- or None for the other measures, which score here."""
+        m = get_measure(self.measure)
+        if m.combine is dot and m.lo == -np.inf and m.hi == np.inf and not m.counts:
+            kind = 0
+        elif m.combine is cosine and (m.lo, m.hi) == (-1.0, 1.0):
+            kind = 1
+        else:
+            return None
+        return (kind, -np.inf if self.threshold is None else float(self.threshold),
+                weight_limit(True) if self.float32 else np.inf)
+
+    def count_fused(self, scored, not_finite, below):
+        """Count what the C pair kernel scored and dropped (see :meth:`fused`),
+        as :meth:`score` and :meth:`keep` count it."""
+        self.counts.add(WORK, PAIRS_SCORED, scored)
+        if not_finite:
+            self.counts.add(WORK, PAIRS_NOT_FINITE, not_finite)
+        if below:
+            self.counts.add(WORK, PAIRS_BELOW_THRESHOLD, below)
 
     def keep(self, scores):
         """Mask of the scores to keep (finite, ``>= threshold``), or None to

@@ -45,7 +45,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mrjobs import _c
-from mrjobs.pairs.chunks import (COLUMNS, ROWS, Held, chunk_best, chunk_dots, chunk_ends,
+from mrjobs.pairs.chunks import (COLUMNS, ROWS, Held, _best, chunk_best, chunk_dots, chunk_ends,
                                  chunk_scores, may_hold_zero_dots, product_bounds,
                                  row_products, sparse_best, upper)
 
@@ -91,6 +91,11 @@ class PairSpec:
     kernel : {"auto", "c", "numpy"}
         The C kernels (:mod:`mrjobs._c`; "auto": where they are built) or the
         numpy path; both give the same pairs, dot products and selections.
+    merge : bool
+        With ``k``, on a diagonal block with ``mirror``: each vector's ``k``
+        best over the whole block in one :data:`ROWS` result (its best among
+        the rows below it and among those above it, merged), and no
+        :data:`COLUMNS`; half the partial rows a vector gets from the block.
     """
 
     k: int = None
@@ -100,6 +105,7 @@ class PairSpec:
     mirror: bool = True
     prune: object = "auto"
     kernel: str = "auto"
+    merge: bool = False
 
     def __post_init__(self):
         if self.prune not in PRUNE_MODES + (True, False):
@@ -115,6 +121,11 @@ class PairSpec:
     def c(self):
         """The C kernels this spec runs on, or None for the numpy path."""
         return None if self.kernel == "numpy" else _C
+
+    @property
+    def merged(self):
+        """True when a diagonal block's two directions come merged (``merge``)."""
+        return self.merge and self.diagonal and self.mirror and self.k is not None
 
     @property
     def prune_mode(self):
@@ -183,15 +194,37 @@ def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, excl
     tell = _Tell(progress, A, C, spec)
     plan = _plan(A, C, scorer, spec, exclude, (stats_a, stats_c), exact_zeros)
     if plan is not None:
-        products = yield from _pruned_best(plan, scorer, spec, held, (stats_a, stats_c), tell)
+        results = _pruned_best(plan, scorer, spec, held, (stats_a, stats_c), tell)
+        products = yield from (_merged(results, k) if spec.merged else results)
         tell.end()
         return PairWork(products, plan.rows_pruned, plan.cols_pruned, plan.cells_pruned,
                         int(plan.pair_pruned))
-    full = _full_best if spec.c is None else _full_best_c
-    work = PairWork((yield from full(A, C, (scorer, (stats_a, stats_c), exclude), spec, held,
-                                     exact_zeros, tell)))
+    if spec.c is not None and k is not None and exclude is None and scorer.fused():
+        work = PairWork((yield from _fused_best_c(A, C, scorer, spec, tell)))
+    else:
+        full = _full_best if spec.c is None else _full_best_c
+        results = full(A, C, (scorer, (stats_a, stats_c), exclude), spec, held, exact_zeros,
+                       tell)
+        work = PairWork((yield from (_merged(results, k) if spec.merged else results)))
     tell.end()
     return work
+
+
+def _merged(results, k):
+    """The results of a diagonal block with each vector's two directions
+    merged (:attr:`PairSpec.merge`): every result held, one :data:`ROWS` at
+    the end (the generator's return value passed on)."""
+    parts = []
+    while True:
+        try:
+            _, groups, others, scores = next(results)
+        except StopIteration as done:
+            value = done.value
+            break
+        parts.append((groups, others, scores))
+    if parts:
+        yield (ROWS,) + _best(*(np.concatenate(x) for x in zip(*parts)), k)
+    return value
 
 
 class _Tell:
@@ -300,6 +333,49 @@ def _full_best_c(A, C, scoring, spec, held, exact_zeros, tell):
         tell.upto(end)
         start = end
     yield (COLUMNS,) + (held.take() if kept is None else kept.take())
+    return products
+
+
+def _fused_best_c(A, C, scorer, spec, tell):
+    """:func:`pair_best` with ``k`` on the C kernels, for the measures the C
+    kernel scores itself (:meth:`mrjobs.scoring.Scorer.fused`: dot, cosine,
+    pearson): each chunk's products summed, scored, checked and selected in
+    one pass (``pair_topk``), no pair written out; each column's ``k`` best
+    kept across chunks as :class:`_Kept` keeps them (with ``spec.merged``, a
+    row takes its column buffer in: one result a vector).  The same pairs,
+    scores and selections as :func:`_full_best_c`."""
+    n_c, k, diagonal, kernels = C.shape[0], spec.k, spec.diagonal, spec.c
+    kind, threshold, limit = scorer.fused()
+    a = _csr_arrays(A)
+    Bt = C.T.tocsr()
+    Bt.sort_indices()
+    b = _csr_arrays(Bt)
+    mode = (2 if spec.include_self else 1) if diagonal else 0
+    kept = _Kept(kernels, n_c, min(k, A.shape[0])) if spec.mirror else None
+    if kept is None:
+        buffers = (0, 1, np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64),
+                   np.empty(0))
+    else:
+        buffers = (kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor)
+    merge = spec.merged
+    ends = chunk_ends(product_bounds(A, C), min(spec.limit, C_CHUNK))
+    k_r = max(1, min(k, n_c))
+    rows = max((e - s for s, e in zip([0] + ends[:-1], ends)), default=0)
+    out = np.empty(rows * k_r, np.int64), np.empty(rows * k_r, np.int64), np.empty(rows * k_r)
+    counts = np.zeros(4, np.int64)
+    products = start = 0
+    for end in ends:
+        counts[:] = 0
+        m = kernels.pair_topk(*a, *b, n_c, start, end, mode, k_r, kind, threshold, limit,
+                              *out, kept is not None, *buffers, merge, counts)
+        scorer.count_fused(*counts[:3].tolist())
+        products += int(counts[3])
+        if m:
+            yield (ROWS,) + tuple(x[:m].copy() for x in out)
+        tell.upto(end)
+        start = end
+    if kept is not None and not merge:
+        yield (COLUMNS,) + kept.take()
     return products
 
 

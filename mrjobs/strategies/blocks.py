@@ -17,7 +17,8 @@ multiplies the pair's two blocks with scipy.sparse:
     applies ``--threshold`` and keeps each row's ``--top-k`` best, in both
     directions: the rows of block ``i`` get their neighbours in block ``j``
     and, mirrored, the rows of block ``j`` theirs in block ``i`` (the diagonal
-    pair ``(i, i)`` computes its upper triangle, each pair once).  Each
+    pair ``(i, i)`` computes its upper triangle, each pair once, and gives
+    each vector one partial row: its best above and below it, merged).  Each
     vector's partial row goes out keyed by the vector.
 ``rows``
     The reducer of a vector merges its (at most B, disjoint) partial rows and
@@ -270,7 +271,7 @@ class BlocksStrategy:
         same = None if diagonal else _same_ids(rows.ids, cols.ids, C.shape[0])
         spec = PairSpec(ctx.top_k, ctx.buffer_entries, diagonal=diagonal,
                         include_self=ctx.include_self, mirror=not ctx.queries,
-                        prune="auto" if ctx.prune else "never")
+                        prune="auto" if ctx.prune else "never", merge=True)
         results = pair_best(A, C, ctx.scorer, spec, stats_a=rows.stats, stats_c=cols.stats,
                             exclude=same,
                             progress=None if status is None else status.pair_products)

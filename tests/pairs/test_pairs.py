@@ -74,11 +74,11 @@ def _oracle(A, C, k, threshold, diagonal, include_self):
 
 
 def _run(A, C, k, threshold, limit, diagonal=False, include_self=False, mirror=True,
-         exclude=None, prune=False):
+         exclude=None, prune=False, merge=False, measure="dot"):
     counts = Counters()
     spec = PairSpec(k, limit, diagonal=diagonal, include_self=include_self, mirror=mirror,
-                    prune=prune, kernel=_KERNEL["name"])
-    results = pair_best(A, C, Scorer("dot", counts, threshold), spec, exclude=exclude)
+                    prune=prune, kernel=_KERNEL["name"], merge=merge)
+    results = pair_best(A, C, Scorer(measure, counts, threshold), spec, exclude=exclude)
     got = {ROWS: {}, COLUMNS: {}}
     while True:
         try:
@@ -127,6 +127,47 @@ def test_diagonal_block_scores_each_pair_once(k, threshold, limit, include_self)
     upper = sp.triu(shared, 0 if include_self else 1)
     assert counts[("mrsparse work", "pairs scored")] == upper.nnz
     assert products == upper.nnz
+
+
+@pytest.mark.parametrize("prune", [False, "always"])
+@pytest.mark.parametrize("include_self", [False, True])
+@pytest.mark.parametrize("k,threshold,limit", [c for c in CASES if c[0] is not None])
+def test_merged_diagonal_block_gives_each_vector_one_row(k, threshold, limit, include_self,
+                                                         prune):
+    # merge: a vector's best among the rows above it and among those below it
+    # in one result, each vector once; no columns
+    rng = np.random.default_rng(16)
+    A = _block(rng, 29, 8, 0.35)
+    if prune:
+        A.data = np.abs(A.data)  # (the bounds of dot need no negative weight)
+        threshold = 1.0 if threshold is None else threshold
+    got, products, counts = _run(A, A, k, threshold, limit, diagonal=True,
+                                 include_self=include_self, merge=True, prune=prune)
+    rows, cols = _oracle(A, A, k, threshold, True, include_self)
+    both = {g: sorted(rows.get(g, []) + cols.get(g, []), key=lambda p: (-p[1], p[0]))[:k]
+            for g in set(rows) | set(cols)}
+    assert got[COLUMNS] == {}
+    assert got[ROWS] == both
+    unmerged, products_unmerged, counts_unmerged = _run(
+        A, A, k, threshold, limit, diagonal=True, include_self=include_self, prune=prune)
+    assert (products, counts) == (products_unmerged, counts_unmerged)
+
+
+def test_merge_leaves_two_blocks_and_no_k_as_they_are():
+    rng = np.random.default_rng(17)
+    A, C = _block(rng, 13, 6, 0.4), _block(rng, 11, 6, 0.4)
+    assert _run(A, C, 3, None, 9, merge=True) == _run(A, C, 3, None, 9)
+    assert _run(A, A, None, None, 9, diagonal=True, merge=True) == _run(
+        A, A, None, None, 9, diagonal=True)
+
+
+def test_cosine_of_weights_not_prepared_is_refused_on_both_paths():
+    # a sum of products of unit weights beyond rounding of 1: the weights were
+    # not scaled to unit length (the scorer's check, in the C kernel too)
+    A = sp.csr_matrix(np.array([[2.0, 0.0], [1.0, 1.0]]))
+    with pytest.raises(ValueError, match="a sum of products of unit weights is 2.0, beyond "
+                                         "rounding of"):
+        _run(A, A, 1, None, 100, diagonal=True, measure="cosine")
 
 
 def test_without_mirror_only_rows_come_back():

@@ -109,6 +109,15 @@ def _kept(n_g=2, cap=3):
             np.full(n_g, -np.inf))
 
 
+def _topk(c, a, b, out, mode=0, kept=None, merge=False, k=2, cap=3, n_c=2):
+    """pair_topk over the 2 x 2 block (cosine scores of dot, no threshold):
+    rows 0..2 in ``mode``, the columns' buffers ``kept`` (None: no mirror)."""
+    mirror = kept is not None
+    kept = _kept(n_c, cap) if kept is None else kept
+    return c.pair_topk(*a, *b, n_c, 0, 2, mode, k, 0, -np.inf, np.inf, *out, mirror, 1, cap,
+                       *kept, merge, np.zeros(4, np.int64))
+
+
 def _with(arrays, i, value):
     arrays = list(arrays)
     arrays[i] = np.asarray(value, dtype=arrays[i].dtype)
@@ -143,6 +152,16 @@ def _index_cases():
             1, *_with(_kept(), 2, [0, 4])[:3], *out),
         "kept_take kn negative": lambda c: c.kept_take(
             1, *_with(_kept(), 2, [-1, 0])[:3], *out),
+        "pair_topk a_indptr beyond a_indices": lambda c: _topk(c, _with(a, 0, [0, 2, 9]), b,
+                                                               out),
+        "pair_topk a_indices beyond bt_indptr": lambda c: _topk(c, _with(a, 1, [0, 2, 1]), b,
+                                                                out),
+        "pair_topk bt_indptr decreasing": lambda c: _topk(c, a, _with(b, 0, [0, 3, 1]), out),
+        "pair_topk bt_indices beyond n_c": lambda c: _topk(c, a, _with(b, 1, [0, 0, 2]), out),
+        "pair_topk kn beyond cap": lambda c: _topk(c, a, b, out, kept=_with(_kept(), 2, [3, 3])),
+        "pair_topk kn negative": lambda c: _topk(c, a, b, out, kept=_with(_kept(), 2, [-1, 0])),
+        "pair_topk merged kn beyond cap": lambda c: _topk(
+            c, a, b, out, mode=1, merge=True, kept=_with(_kept(), 2, [7, 0])),
     }
 
 
@@ -194,6 +213,36 @@ def test_c_kernels_check_every_size_they_compute():
     assert c.dots(*a, *b, 2, 0, 2, 0, *(x[:3] for x in out)) == -1  # does not fit
     with pytest.raises(ValueError, match="malformed block: shapes"):
         c.dots(*a, *b, 2, 1, 0, 0, *out)  # r1 < r0
+
+
+def test_pair_topk_checks_its_sizes_and_arguments():
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    a, b, out = _small()
+    counts = np.zeros(4, np.int64)
+    # the rows' best, and the columns' (mirror); counts: scored, not finite, below, products
+    ks, ko, kn, floor = _kept(2, 3)
+    m = c.pair_topk(*a, *b, 2, 0, 2, 0, 2, 0, 5.5, np.inf, *out, True, 1, 3, ks, ko, kn, floor,
+                    False, counts)
+    assert sorted(zip(*(x[:m].tolist() for x in out))) == [(0, 1, 6.0), (1, 0, 6.0),
+                                                           (1, 1, 9.0)]
+    assert counts.tolist() == [4, 0, 1, 4] and kn.tolist() == [1, 2]  # (cut at 3)
+    with pytest.raises(ValueError, match="malformed block: pair_topk: shapes"):
+        _topk(c, a, b, tuple(x[:3] for x in out))  # (rows) * k outputs needed
+    with pytest.raises(ValueError, match="malformed block: pair_topk: shapes"):
+        _topk(c, a, b, out, k=0)
+    with pytest.raises(ValueError, match="malformed block: pair_topk: the columns' buffers"):
+        _topk(c, a, b, out, kept=_kept(2, 3), cap=1)  # cap <= k_c
+    with pytest.raises(ValueError, match="malformed block: pair_topk: the columns' buffers"):
+        _topk(c, a, b, out, kept=_kept(3, 3), n_c=2)  # a buffer a column
+    with pytest.raises(ValueError, match="merge needs a diagonal block and its mirror"):
+        _topk(c, a, b, out, mode=0, kept=_kept(), merge=True)
+    with pytest.raises(ValueError, match="merge needs a diagonal block and its mirror"):
+        _topk(c, a, b, out, mode=1, merge=True)
+    # a k beyond the columns keeps them all (no k * rows nor k + k / 2 overflow)
+    for k in (3, 6148914691236517206, 2 ** 63 - 1):
+        assert _topk(c, a, b, out, k=k) == 4
+        assert sorted(zip(*(x.tolist() for x in out))) == [(0, 0, 5.0), (0, 1, 6.0),
+                                                           (1, 0, 6.0), (1, 1, 9.0)]
 
 
 @pytest.mark.parametrize("k", [3, 16, 6148914691236517206, 2 ** 63 - 1])
