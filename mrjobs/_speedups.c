@@ -837,6 +837,366 @@ done:
 }
 
 /*
+ * repr(float) of a finite double, fast: the shortest digits that read back as
+ * the same double (the closest to it among those, ties to even), found by
+ * Ulf Adams's Ryu algorithm ("Ryu: fast float-to-string conversion", PLDI
+ * 2018), where CPython's repr runs David Gay's dtoa (about 1 us a score
+ * here, most of an output line's time at --top-k 1000); then written as
+ * repr writes them: exponent form when the decimal point is more than 16
+ * places right or 4 places left of the first digit, else positional with at
+ * least one digit after the point.  tests/jobs/test_protocols_c.py compares
+ * it with repr on millions of doubles.  The 128-bit powers of 5 it
+ * multiplies by are computed at import, with Python's integers (ryu_tables).
+ */
+#ifdef __SIZEOF_INT128__
+#define HAVE_RYU 1
+#define POW5_INV_BITCOUNT 125
+#define POW5_BITCOUNT 125
+#define POW5_INV_TABLE 342
+#define POW5_TABLE 326
+
+static uint64_t POW5_INV_SPLIT[POW5_INV_TABLE][2], POW5_SPLIT[POW5_TABLE][2];
+static int ryu_ready = 0;
+
+static inline int32_t pow5bits(int32_t e) { return (int32_t)(((uint32_t)e * 1217359) >> 19) + 1; }
+static inline uint32_t log10_pow2(int32_t e) { return ((uint32_t)e * 78913) >> 18; }
+static inline uint32_t log10_pow5(int32_t e) { return ((uint32_t)e * 732923) >> 20; }
+
+static inline uint32_t
+pow5_factor(uint64_t v)
+{
+    uint32_t n = 0;
+    for (;;) {
+        uint64_t q = v / 5;
+        if (v - 5 * q != 0)
+            return n;
+        v = q;
+        n++;
+    }
+}
+
+static inline uint64_t
+mul_shift(uint64_t m, const uint64_t *mul, int32_t j)
+{
+    unsigned __int128 b0 = (unsigned __int128)m * mul[0];
+    unsigned __int128 b2 = (unsigned __int128)m * mul[1];
+    return (uint64_t)(((b0 >> 64) + b2) >> (j - 64));
+}
+
+/* the shortest digits of a positive finite double: *digits, and *exp with
+ * value = digits * 10^exp */
+static void
+ryu_d2d(uint64_t mantissa, uint32_t exponent, uint64_t *digits, int32_t *exp)
+{
+    int32_t e2;
+    uint64_t m2;
+    if (exponent == 0) {
+        e2 = 1 - 1023 - 52 - 2;
+        m2 = mantissa;
+    }
+    else {
+        e2 = (int32_t)exponent - 1023 - 52 - 2;
+        m2 = (1ULL << 52) | mantissa;
+    }
+    const int accept_bounds = (m2 & 1) == 0;
+    const uint64_t mv = 4 * m2;
+    const uint32_t mm_shift = mantissa != 0 || exponent <= 1;
+    uint64_t vr, vp, vm;
+    int32_t e10;
+    int vm_zeros = 0, vr_zeros = 0;
+    if (e2 >= 0) {
+        const uint32_t q = log10_pow2(e2) - (e2 > 3);
+        e10 = (int32_t)q;
+        const int32_t k = POW5_INV_BITCOUNT + pow5bits((int32_t)q) - 1;
+        const int32_t i = -e2 + (int32_t)q + k;
+        vr = mul_shift(4 * m2, POW5_INV_SPLIT[q], i);
+        vp = mul_shift(4 * m2 + 2, POW5_INV_SPLIT[q], i);
+        vm = mul_shift(4 * m2 - 1 - mm_shift, POW5_INV_SPLIT[q], i);
+        if (q <= 21) {
+            if (mv % 5 == 0)
+                vr_zeros = pow5_factor(mv) >= q;
+            else if (accept_bounds)
+                vm_zeros = pow5_factor(mv - 1 - mm_shift) >= q;
+            else
+                vp -= pow5_factor(mv + 2) >= q;
+        }
+    }
+    else {
+        const uint32_t q = log10_pow5(-e2) - (-e2 > 1);
+        e10 = (int32_t)q + e2;
+        const int32_t i = -e2 - (int32_t)q;
+        const int32_t k = pow5bits(i) - POW5_BITCOUNT;
+        const int32_t j = (int32_t)q - k;
+        vr = mul_shift(4 * m2, POW5_SPLIT[i], j);
+        vp = mul_shift(4 * m2 + 2, POW5_SPLIT[i], j);
+        vm = mul_shift(4 * m2 - 1 - mm_shift, POW5_SPLIT[i], j);
+        if (q <= 1) {
+            vr_zeros = 1;
+            if (accept_bounds)
+                vm_zeros = mm_shift == 1;
+            else
+                vp--;
+        }
+        else if (q < 63)
+            vr_zeros = (mv & ((1ULL << q) - 1)) == 0;
+    }
+    int32_t removed = 0;
+    uint8_t last = 0;
+    uint64_t out;
+    if (vm_zeros || vr_zeros) {
+        while (vp / 10 > vm / 10) {
+            vm_zeros &= vm % 10 == 0;
+            vr_zeros &= last == 0;
+            last = (uint8_t)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        if (vm_zeros)
+            while (vm % 10 == 0) {
+                vr_zeros &= last == 0;
+                last = (uint8_t)(vr % 10);
+                vr /= 10;
+                vp /= 10;
+                vm /= 10;
+                removed++;
+            }
+        if (vr_zeros && last == 5 && vr % 2 == 0)
+            last = 4;  /* round half to even */
+        out = vr + ((vr == vm && (!accept_bounds || !vm_zeros)) || last >= 5);
+    }
+    else {
+        int round_up = 0;
+        if (vp / 100 > vm / 100) {
+            round_up = vr % 100 >= 50;
+            vr /= 100;
+            vp /= 100;
+            vm /= 100;
+            removed += 2;
+        }
+        while (vp / 10 > vm / 10) {
+            round_up = vr % 10 >= 5;
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        out = vr + (vr == vm || round_up);
+    }
+    *digits = out;
+    *exp = e10 + removed;
+}
+
+/* repr(v) of a finite double into w (at most 24 bytes); returns its length */
+static int
+repr_double(double v, char *w)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    char *start = w;
+    if (bits >> 63)
+        *w++ = '-';
+    uint64_t mantissa = bits & ((1ULL << 52) - 1);
+    uint32_t exponent = (uint32_t)((bits >> 52) & 0x7ff);
+    if (!mantissa && !exponent) {
+        memcpy(w, "0.0", 3);
+        return (int)(w - start) + 3;
+    }
+    uint64_t digits;
+    int32_t e;
+    ryu_d2d(mantissa, exponent, &digits, &e);
+    char d[20];
+    int n = 0;
+    for (uint64_t x = digits; x; x /= 10)
+        d[19 - n++] = (char)('0' + x % 10);
+    const char *ds = d + 20 - n;
+    int decpt = n + e;  /* value = 0.ds * 10^decpt */
+    if (decpt > -4 && decpt <= 16) {
+        if (decpt <= 0) {
+            *w++ = '0';
+            *w++ = '.';
+            for (int i = 0; i < -decpt; i++)
+                *w++ = '0';
+            memcpy(w, ds, n);
+            w += n;
+        }
+        else if (decpt < n) {
+            memcpy(w, ds, decpt);
+            w += decpt;
+            *w++ = '.';
+            memcpy(w, ds + decpt, n - decpt);
+            w += n - decpt;
+        }
+        else {
+            memcpy(w, ds, n);
+            w += n;
+            for (int i = n; i < decpt; i++)
+                *w++ = '0';
+            *w++ = '.';
+            *w++ = '0';
+        }
+    }
+    else {
+        *w++ = ds[0];
+        if (n > 1) {
+            *w++ = '.';
+            memcpy(w, ds + 1, n - 1);
+            w += n - 1;
+        }
+        int x = decpt - 1;
+        *w++ = 'e';
+        *w++ = x < 0 ? '-' : '+';
+        if (x < 0)
+            x = -x;
+        if (x >= 100)
+            *w++ = (char)('0' + x / 100);
+        *w++ = (char)('0' + x / 10 % 10);
+        *w++ = (char)('0' + x % 10);
+    }
+    return (int)(w - start);
+}
+
+/* the low and high 64 bits of a non-negative Python int below 2**128 */
+static int
+split128(PyObject *x, uint64_t *out)
+{
+    PyObject *mask = PyLong_FromUnsignedLongLong(~0ULL), *sixty_four = PyLong_FromLong(64);
+    PyObject *lo = NULL, *hi = NULL;
+    int ok = -1;
+    if (mask && sixty_four && (lo = PyNumber_And(x, mask))
+        && (hi = PyNumber_Rshift(x, sixty_four))) {
+        out[0] = PyLong_AsUnsignedLongLong(lo);
+        out[1] = PyLong_AsUnsignedLongLong(hi);
+        ok = PyErr_Occurred() ? -1 : 0;
+    }
+    Py_XDECREF(mask);
+    Py_XDECREF(sixty_four);
+    Py_XDECREF(lo);
+    Py_XDECREF(hi);
+    return ok;
+}
+
+#endif /* __SIZEOF_INT128__ */
+
+/* Ryu's tables, exactly: POW5_SPLIT[i] = 5^i cut to its top 125 bits,
+ * POW5_INV_SPLIT[i] = floor(2^(bits(5^i) - 1 + 125) / 5^i) + 1 */
+static int
+ryu_tables(void)
+{
+#ifndef HAVE_RYU
+    return 0;  /* no 128-bit integers: repr's own dtoa serves */
+#else
+    PyObject *pow = PyLong_FromLong(1), *five = PyLong_FromLong(5), *one = PyLong_FromLong(1);
+    int ok = pow && five && one;
+    for (int i = 0; ok && i < POW5_INV_TABLE; i++) {
+        if (i) {
+            PyObject *next = PyNumber_Multiply(pow, five);
+            Py_SETREF(pow, next);
+            if (!pow) {
+                ok = 0;
+                break;
+            }
+        }
+        PyObject *bits = PyObject_CallMethod(pow, "bit_length", NULL);
+        int64_t len = bits ? PyLong_AsLongLong(bits) : -1;
+        Py_XDECREF(bits);
+        if (len < 0) {
+            ok = 0;
+            break;
+        }
+        PyObject *shift = NULL, *t = NULL, *q = NULL;
+        if (i < POW5_TABLE) {
+            shift = PyLong_FromLongLong(len > POW5_BITCOUNT ? len - POW5_BITCOUNT
+                                                             : POW5_BITCOUNT - len);
+            t = shift ? (len > POW5_BITCOUNT ? PyNumber_Rshift(pow, shift)
+                                             : PyNumber_Lshift(pow, shift)) : NULL;
+            ok = t && split128(t, POW5_SPLIT[i]) == 0;
+            Py_XDECREF(shift);
+            Py_XDECREF(t);
+            shift = t = NULL;
+        }
+        if (ok) {
+            shift = PyLong_FromLongLong(len - 1 + POW5_INV_BITCOUNT);
+            t = shift ? PyNumber_Lshift(one, shift) : NULL;
+            q = t ? PyNumber_FloorDivide(t, pow) : NULL;
+            Py_XDECREF(t);
+            t = q ? PyNumber_Add(q, one) : NULL;
+            ok = t && split128(t, POW5_INV_SPLIT[i]) == 0;
+        }
+        Py_XDECREF(shift);
+        Py_XDECREF(t);
+        Py_XDECREF(q);
+    }
+    Py_XDECREF(pow);
+    Py_XDECREF(five);
+    Py_XDECREF(one);
+    if (!ok)
+        return -1;
+    ryu_ready = 1;
+    return 0;
+#endif
+}
+
+/* repr(v) of a finite double into w (at most 24 bytes): Ryu where the
+ * tables are there, else CPython's own; its length, or -1 (an error set) */
+static int
+format_score(double v, char *w)
+{
+#ifdef HAVE_RYU
+    if (ryu_ready)
+        return repr_double(v, w);
+#endif
+    char *r = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!r)
+        return -1;
+    size_t len = strlen(r);
+    if (len > 24) {  /* cannot happen for a finite double */
+        PyMem_Free(r);
+        PyErr_SetString(PyExc_ValueError, "neighbours_json: a score's repr too long");
+        return -1;
+    }
+    memcpy(w, r, len);
+    PyMem_Free(r);
+    return (int)len;
+}
+
+/* repr_floats(scores d) -> list of str: repr_double of each (finite) score,
+ * for the tests */
+static PyObject *
+repr_floats(PyObject *self, PyObject *arg)
+{
+    Arr a;
+    if (get_arr(arg, &a, F64, 0, "scores") < 0) {
+        release(&a, 1);
+        return NULL;
+    }
+    PyObject *list = PyList_New(a.n);
+    for (Py_ssize_t i = 0; list && i < a.n; i++) {
+        double v = F64P(a)[i];
+        if (!isfinite(v)) {
+            Py_CLEAR(list);
+            PyErr_SetString(PyExc_ValueError, "repr_floats: a score not finite");
+            break;
+        }
+        char buf[32];
+        int len = format_score(v, buf);
+        if (len < 0) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyObject *s = PyUnicode_FromStringAndSize(buf, len);
+        if (!s) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, s);
+    }
+    release(&a, 1);
+    return list;
+}
+
+/*
  * neighbours_json(ids, scores d) -> bytes or None
  *
  * The body of a JSON output line: '"<uuid>": <score>' for each neighbour,
@@ -951,21 +1311,12 @@ neighbours_json(PyObject *self, PyObject *args)
         *w++ = '"';
         *w++ = ':';
         *w++ = ' ';
-        char *r = PyOS_double_to_string(v[i], 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-        if (!r) {
+        int len = format_score(v[i], w);
+        if (len < 0) {
             PyMem_Free(out);
             goto done;
         }
-        size_t len = strlen(r);
-        if (len > 24) {  /* cannot happen for a finite double */
-            PyMem_Free(r);
-            PyMem_Free(out);
-            PyErr_SetString(PyExc_ValueError, "neighbours_json: a score's repr too long");
-            goto done;
-        }
-        memcpy(w, r, len);
         w += len;
-        PyMem_Free(r);
     }
     result = PyBytes_FromStringAndSize(out, w - out);
     PyMem_Free(out);
@@ -989,6 +1340,8 @@ static PyMethodDef methods[] = {
      "pair_topk(a_indptr, a_indices, a_data, bt_indptr, bt_indices, bt_data, n_c, r0, r1, "
      "mode, k, kind, threshold, limit, out_g, out_o, out_s, mirror, k_c, cap, ks, ko, kn, "
      "floor, merge, counts) -> entries written."},
+    {"repr_floats", repr_floats, METH_O,
+     "repr_floats(scores) -> [repr(score), ...], as the JSON output writes them."},
     {"kept_take", kept_take, METH_VARARGS,
      "kept_take(k, ks, ko, kn, out_g, out_o, out_s) -> entries written."},
     {NULL, NULL, 0, NULL}
@@ -1002,5 +1355,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__mrjobs_speedups(void)
 {
+    if (ryu_tables() < 0)
+        return NULL;
     return PyModule_Create(&module);
 }

@@ -114,15 +114,35 @@ class _Side:
     def __len__(self):
         return self.ids.shape[0]
 
-    def matrix(self, features):
-        """CSR matrix over the local feature index ``features`` (sorted)."""
+    def matrix(self, cols, n_features):
+        """CSR matrix of the side's entries in the local columns ``cols`` (one
+        an entry, of a feature index in UUID order: :func:`feature_columns`)."""
         import scipy.sparse as sp  # here: the tasks of other steps need not load it
-        cols = np.searchsorted(features, self.feats).astype(np.int32)
         indptr = np.concatenate(([0], np.cumsum(self.lengths)))
-        m = sp.csr_matrix((self.weights, cols, indptr),
-                          shape=(len(self), features.shape[0]))
+        m = sp.csr_matrix((self.weights, cols.astype(np.int32, copy=False), indptr),
+                          shape=(len(self), n_features))
         m.has_sorted_indices = True
         return m
+
+
+def feature_columns(*feats):
+    """``(n, cols...)``: the distinct features of the arrays ``feats`` (ids,
+    ``S16``) numbered in UUID order, and each array's entries as those
+    numbers.  By their first 8 bytes as a big-endian integer (a sort of
+    integers: a quarter of the time of ``numpy.unique`` and ``searchsorted``
+    on the ids), unless two features share them: then by the whole ids."""
+    f = np.ascontiguousarray(np.concatenate(feats) if len(feats) > 1 else feats[0])
+    halves = f.view(">u8").reshape(-1, 2)
+    hi = halves[:, 0].astype(np.uint64)
+    _, first, inv = np.unique(hi, return_index=True, return_inverse=True)
+    if (halves[:, 1] != halves[first, 1][inv]).any():
+        uniq, inv = np.unique(f, return_inverse=True)
+        n = uniq.shape[0]
+    else:
+        n = first.shape[0]
+    inv = inv.reshape(-1)
+    ends = np.cumsum([x.shape[0] for x in feats])
+    return (n,) + tuple(np.split(inv, ends[:-1]))
 
 
 class BlocksStrategy:
@@ -265,9 +285,12 @@ class BlocksStrategy:
         cols = rows if diagonal else _Side(sides[1], cut)
         if not len(rows) or not len(cols):
             return
-        feats = np.unique(rows.feats if diagonal else np.concatenate((rows.feats, cols.feats)))
-        A = rows.matrix(feats)
-        C = A if diagonal else cols.matrix(feats)
+        if diagonal:
+            n_features, at = feature_columns(rows.feats)
+            A = C = rows.matrix(at, n_features)
+        else:
+            n_features, at, ct = feature_columns(rows.feats, cols.feats)
+            A, C = rows.matrix(at, n_features), cols.matrix(ct, n_features)
         same = None if diagonal else _same_ids(rows.ids, cols.ids, C.shape[0])
         spec = PairSpec(ctx.top_k, ctx.buffer_entries, diagonal=diagonal,
                         include_self=ctx.include_self, mirror=not ctx.queries,

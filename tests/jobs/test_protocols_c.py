@@ -73,3 +73,31 @@ def test_strided_stripes_are_written_as_the_python_twin_writes_them(monkeypatch)
     fast = NeighboursJSONProtocol().write(key, stripe)
     monkeypatch.setattr(mrjobs.protocols._c, "C", None)
     assert fast == NeighboursJSONProtocol().write(key, stripe) and fast.count(b": ") == 3
+
+
+def _doubles(rng, n):
+    """Doubles of every kind: random bits (every exponent, subnormals), scores
+    in [-1, 1], integers, short decimals, powers of 2 and 10 and their
+    neighbours (where shortest digits and their rounding are hardest)."""
+    pow10 = 10.0 ** np.arange(-323, 309)
+    pow2 = np.ldexp(1.0, np.arange(-1074, 1024))
+    parts = [rng.integers(0, 2**64, n, dtype=np.uint64).view(np.float64),
+             rng.integers(0, 2**52, n // 4, dtype=np.uint64).view(np.float64),
+             rng.random(n) * 2 - 1, rng.integers(-2**53, 2**53, n).astype(np.float64),
+             rng.integers(0, 10**6, n) / 10.0 ** rng.integers(0, 20, n),
+             pow10, np.nextafter(pow10, np.inf), np.nextafter(pow10, 0), pow2,
+             np.nextafter(pow2, np.inf), np.nextafter(pow2, 0),
+             np.array([0.0, -0.0, 1e16, 9999999999999998.0, 1e-4, 0.00011, 1e-5, 5e-324,
+                       np.finfo(np.float64).max, 0.1, 1 / 3, 2 / 3])]
+    a = np.concatenate(parts)
+    return a[np.isfinite(a)]
+
+
+def test_scores_are_written_as_repr_writes_them():
+    # the C writer's own shortest digits (Ryu) against CPython's repr (dtoa)
+    a = _doubles(np.random.default_rng(2026), 200_000)
+    got = c.repr_floats(a)
+    want = [repr(x) for x in a.tolist()]
+    assert [(x, g) for x, g, w in zip(a.tolist(), got, want) if g != w] == []
+    with pytest.raises(ValueError, match="not finite"):
+        c.repr_floats(np.array([1.0, np.nan]))

@@ -179,3 +179,25 @@ def test_strategies_follow_the_contract_and_never_see_the_job(name):
     attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     assert "job" not in names and "job" not in attrs
     assert len(job.steps()) == 2 + len(strategy.steps())
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_feature_columns_number_features_in_uuid_order(collide):
+    from mrjobs.strategies.blocks import feature_columns
+
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 256, (300, 16), dtype=np.uint8)
+    ids[:5, 15] = 0  # (ids ending in NUL bytes are ids too)
+    if collide:  # two features that share their first 8 bytes
+        ids[7, :8] = ids[8, :8]
+        ids[7, 8], ids[8, 8] = 200, 100
+    feats = ids.view("S16").ravel()
+    a, b = feats[rng.integers(0, 300, 700)], feats[rng.integers(0, 300, 500)]
+    n, ca, cb = feature_columns(a, b)
+    uniq = np.unique(np.concatenate((a, b)))
+    assert n == uniq.shape[0]
+    assert ca.tolist() == np.searchsorted(uniq, a).tolist()
+    assert cb.tolist() == np.searchsorted(uniq, b).tolist()
+    n1, only = feature_columns(a)
+    assert (n1, only.tolist()) == (np.unique(a).shape[0],
+                                   np.searchsorted(np.unique(a), a).tolist())
