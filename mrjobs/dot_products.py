@@ -59,7 +59,7 @@ from mrjobs.parsing import FORMATS, POSTINGS
 from mrjobs.strategies.combining import PostingBuffer
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.measures import get as get_measure, prepare_rows
-from mrjobs.scoring import Scorer, merge_rows
+from mrjobs.scoring import RowMerger, Scorer
 from mrjobs.runtime.paths import (OverlapError, first_line, is_query_path, local_size,
                                   queries_for_tasks, query_names, split_path)
 from mrjobs.strategies.contract import Context, by_family
@@ -203,8 +203,8 @@ class MRSparseDotProducts(SparseJob):
                          mapper_final=self.mapper_vectors_final,
                          reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
                          reducer_final=self.reducer_vectors_final)
-        rows = MRStep(reducer_init=self._task_init, reducer=self.reducer_rows,
-                      reducer_final=self._task_final)
+        rows = MRStep(reducer_init=self.reducer_rows_init, reducer=self.reducer_rows,
+                      reducer_final=self.reducer_rows_final)
         return [vectors] + [task_step(self, s) for s in self.strategy.steps()] + [rows]
 
     # -- the vectors step ----------------------------------------------------
@@ -316,11 +316,23 @@ class MRSparseDotProducts(SparseJob):
 
     # -- the rows step -------------------------------------------------------
 
+    def reducer_rows_init(self):
+        self._task_init()
+        self._rows = RowMerger(self.options.top_k, self.options.buffer_entries)
+
     def reducer_rows(self, doc, pieces):
-        row = merge_rows(pieces, self.options.top_k, self.options.buffer_entries)
-        if row is not None:
-            self.counts.add(WORK, OUTPUT_LINES)
-            yield doc, row
+        # a batch of vectors' rows at a time (RowMerger: the rows of
+        # merge_rows, in key order)
+        yield from self._output_rows(self._rows.add(doc, pieces))
+
+    def reducer_rows_final(self):
+        yield from self._output_rows(self._rows.flush())
+        self._task_final()
+
+    def _output_rows(self, rows):
+        if rows:
+            self.counts.add(WORK, OUTPUT_LINES, len(rows))
+        yield from rows
 
 
 def task_step(job, step):

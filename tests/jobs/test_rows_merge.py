@@ -1,0 +1,36 @@
+"""The rows step's merge of many vectors at once (mrjobs.scoring.RowMerger)
+against one vector at a time (merge_rows): the same rows, in the same order,
+whatever the batch size."""
+import numpy as np
+import pytest
+
+from mrcodecs.jobwire import Stripe
+from mrjobs.scoring import RowMerger, merge_rows
+
+
+def _pieces(rng, n_vectors):
+    ids = rng.integers(0, 256, (60, 16), dtype=np.uint8).view("S16").ravel()
+    out = []
+    for v in range(n_vectors):
+        pieces = []
+        for _ in range(int(rng.integers(0, 4))):  # (a vector with no piece gets no row)
+            n = int(rng.integers(0, 12))
+            others = rng.choice(ids, n, replace=False)
+            # few distinct scores: ties broken by id
+            pieces.append(Stripe(others, rng.integers(-3, 4, n) / 4.0))
+        out.append((b"%016d" % v, pieces))
+    return out
+
+
+@pytest.mark.parametrize("k", [None, 1, 3, 50])
+@pytest.mark.parametrize("limit", [1, 7, 10**6])
+def test_row_merger_gives_merge_rows_rows(k, limit):
+    vectors = _pieces(np.random.default_rng(k or 0), 40)
+    want = [(doc, merge_rows(pieces, k, limit)) for doc, pieces in vectors]
+    want = [(doc, row.ids.tolist(), row.values.tolist()) for doc, row in want if row is not None]
+    merger, got = RowMerger(k, limit), []
+    for doc, pieces in vectors:
+        got += merger.add(doc, pieces)
+    got += merger.flush()
+    assert [(doc, row.ids.tolist(), row.values.tolist()) for doc, row in got] == want
+    assert merger.flush() == []
