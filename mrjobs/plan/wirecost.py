@@ -203,11 +203,12 @@ def _count_tables(e, R):
 
 def _rows_blocks(e, wire, o):
     """Partial rows of the block pairs: each row vector's neighbours in each
-    block, cut to --top-k (both directions of a diagonal pair apart)."""
+    block, cut to --top-k (a diagonal pair's two directions merged with
+    --top-k, apart without it)."""
     B, k, p = e["blocks"], o.top_k, e["pairs"]
     d = p["deg"]
     lam = d / B
-    if len(e["fams"]) == 2:
+    if len(e["fams"]) == 2 or k is not None:
         recs_v = B * (1 - np.exp(-lam))
         ents_v = B * _min_poisson(k, lam)
     else:

@@ -56,7 +56,7 @@ def test_a_small_input_gets_one_block(tmp_path):
 
 def test_a_larger_input_keeps_the_cores_busy(tmp_path):
     job = _job("-r", "local", "--num-cores", "2", _large(tmp_path))
-    assert job._default_blocks() == 4  # 10 block pairs for 2 cores
+    assert job._default_blocks() == 3  # 6 block pairs for 2 cores
 
 
 def test_task_count():

@@ -132,7 +132,7 @@ def test_estimate_blocks():
     assert estimate_blocks(0) == 1
     assert estimate_blocks(0, reducers=3) == 1  # small: one block, one pair reducer
     assert estimate_blocks(SMALL_ENTRIES, reducers=3) == 1
-    assert estimate_blocks(SMALL_ENTRIES + 1, reducers=3) == 5  # 15 pairs: 4 or more each
+    assert estimate_blocks(SMALL_ENTRIES + 1, reducers=3) == 4  # 10 pairs: 3 or more each
     assert estimate_blocks(4_000_001) == 3
 
 
