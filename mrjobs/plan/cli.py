@@ -171,6 +171,22 @@ def plan(o):
     return estimate(corpus, queries, o, load_calibration(o.calibration))
 
 
+def _constants_text(constants):
+    """``name=value, ...`` of the calibration's constants (a step's CPU model
+    as ``step=[k, c_bytes, c_pairs]``)."""
+    return ", ".join("%s=%s" % (k, "[%s]" % ", ".join("%.3g" % x for x in v)
+                                if isinstance(v, list) else "%.3g" % v)
+                     for k, v in _flat(constants))
+
+
+def _flat(constants):
+    for k, v in constants.items():
+        if isinstance(v, dict):
+            yield from _flat(v)
+        else:
+            yield k, v
+
+
 def main(argv=None):
     ap = _parser()
     o = ap.parse_args(argv)
@@ -178,8 +194,8 @@ def main(argv=None):
     try:
         if o.calibrate:
             r = calibrate(o.calibration, o.num_cores or 2)
-            print("calibration written to %s: %s" % (o.calibration, ", ".join(
-                "%s=%.3g" % kv for kv in r["constants"].items())))
+            print("calibration written to %s: %s" % (o.calibration, _constants_text(
+                r["constants"])))
             return
         if o.compare:
             if o.vectors is not None:

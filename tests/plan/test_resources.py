@@ -150,3 +150,20 @@ def test_a_run_that_would_fill_its_temp_dir_is_refused(corpora, tmp_path):
     assert last.startswith("mrsparse: error: the temp dir %s has " % small), last
     assert "--local-tmp-dir (or TMPDIR)" in last and run.stdout == ""
     assert "Traceback" not in run.stderr
+
+
+def test_calibrate_reports_every_constant_it_wrote():
+    # a step's CPU model is a list, the steps a dict: the report after
+    # --calibrate formatted each as a number (TypeError, after the file was written)
+    import json
+    from pathlib import Path
+
+    import mrjobs.plan
+    from mrjobs.plan.cli import _constants_text
+
+    shipped = Path(mrjobs.plan.__file__).with_name("calibration.json")
+    constants = json.loads(shipped.read_text())["constants"]
+    text = _constants_text(constants)
+    for step, model in constants["steps"].items():
+        assert "%s=[%s]" % (step, ", ".join("%.3g" % x for x in model)) in text
+    assert "par=%.3g" % constants["par"] in text
