@@ -1326,6 +1326,230 @@ done:
     return result;
 }
 
+/*
+ * parse_json_line(line bytes) -> (doc bytes, ids bytes, weights bytearray) or None
+ *
+ * The common JSON input line, parsed in one pass: {"id": "<uuid>",
+ * "features": {"<uuid>": <number>, ...}} (the two keys in either order,
+ * JSON's blanks anywhere between tokens and around the object, UUIDs in
+ * their canonical 36-character form, numbers as JSON writes them).  The
+ * vector's 16 id bytes, its features' 16 bytes each in input order and their
+ * weights as float64 -- what mrjobs.parsing's own parser gives: numbers are
+ * read by the function float() uses (correctly rounded), an integer as
+ * float(int(...)) (so -0 is 0.0).  None for anything else -- another form of
+ * UUID, an escape in a string, a byte beyond ASCII, another key, a weight
+ * that is not finite, a malformed line --, which the caller parses the
+ * general way, with its error messages.
+ */
+static inline const char *
+skip_blank(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+static inline int
+hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* a quoted canonical UUID at p into out (16 bytes); the end of the closing
+ * quote, or NULL */
+static const char *
+quoted_uuid(const char *p, const char *end, unsigned char *out)
+{
+    if (end - p < 38 || p[0] != '"' || p[37] != '"')
+        return NULL;
+    p++;
+    int b = 0;
+    for (int i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (p[i] != '-')
+                return NULL;
+            continue;
+        }
+        int hi = hex_value(p[i]), lo = hex_value(p[i + 1]);
+        if (hi < 0 || lo < 0)
+            return NULL;
+        out[b++] = (unsigned char)(hi << 4 | lo);
+        i++;
+    }
+    return p + 37;
+}
+
+/* a JSON number at p: its double in *v (an integer's as float(int)); the
+ * end of the number, or NULL (not a JSON number, or not finite) */
+static const char *
+json_number(const char *p, const char *end, double *v)
+{
+    const char *s = p;
+    int integer = 1;
+    if (p < end && *p == '-')
+        p++;
+    if (p >= end)
+        return NULL;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    else
+        return NULL;
+    if (p < end && *p == '.') {
+        integer = 0;
+        p++;
+        if (p >= end || *p < '0' || *p > '9')
+            return NULL;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        integer = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= end || *p < '0' || *p > '9')
+            return NULL;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    char buf[64];
+    if (p - s >= (Py_ssize_t)sizeof(buf))
+        return NULL;  /* long numbers: the general way */
+    memcpy(buf, s, p - s);
+    buf[p - s] = '\0';
+    char *stop;
+    double x = PyOS_string_to_double(buf, &stop, NULL);
+    if (x == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (stop != buf + (p - s) || !isfinite(x))
+        return NULL;
+    if (integer && x == 0.0)
+        x = 0.0;  /* int("-0") is 0 */
+    *v = x;
+    return p;
+}
+
+static PyObject *
+parse_json_line(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *p = view.buf, *end = p + view.len;
+    unsigned char doc[16];
+    unsigned char *ids = NULL;
+    double *w = NULL;
+    Py_ssize_t n = 0, cap = 0;
+    int have_id = 0, have_features = 0, ok = 0;
+    for (const char *q = p; q < end; q++)
+        if ((unsigned char)*q >= 0x80)
+            goto out;  /* UTF-8 beyond ASCII: the general way */
+    p = skip_blank(p, end);
+    if (p >= end || *p++ != '{')
+        goto out;
+    for (int key = 0; key < 2; key++) {
+        p = skip_blank(p, end);
+        if (key) {
+            if (p >= end || *p++ != ',')
+                goto out;
+            p = skip_blank(p, end);
+        }
+        if (end - p >= 4 && memcmp(p, "\"id\"", 4) == 0 && !have_id) {
+            p = skip_blank(p + 4, end);
+            if (p >= end || *p++ != ':')
+                goto out;
+            p = quoted_uuid(skip_blank(p, end), end, doc);
+            if (!p)
+                goto out;
+            have_id = 1;
+        }
+        else if (end - p >= 10 && memcmp(p, "\"features\"", 10) == 0 && !have_features) {
+            p = skip_blank(p + 10, end);
+            if (p >= end || *p++ != ':')
+                goto out;
+            p = skip_blank(p, end);
+            if (p >= end || *p++ != '{')
+                goto out;
+            p = skip_blank(p, end);
+            if (p < end && *p == '}')
+                p++;
+            else
+                for (;;) {
+                    if (n == cap) {
+                        Py_ssize_t grown = cap ? 2 * cap : 64;
+                        unsigned char *ni = PyMem_Realloc(ids, grown * 16);
+                        if (!ni)
+                            goto nomem;
+                        ids = ni;
+                        double *nw = PyMem_Realloc(w, grown * sizeof(double));
+                        if (!nw)
+                            goto nomem;
+                        w = nw;
+                        cap = grown;
+                    }
+                    p = quoted_uuid(p, end, ids + 16 * n);
+                    if (!p)
+                        goto out;
+                    p = skip_blank(p, end);
+                    if (p >= end || *p++ != ':')
+                        goto out;
+                    p = json_number(skip_blank(p, end), end, w + n);
+                    if (!p)
+                        goto out;
+                    n++;
+                    p = skip_blank(p, end);
+                    if (p < end && *p == ',') {
+                        p = skip_blank(p + 1, end);
+                        continue;
+                    }
+                    if (p < end && *p == '}') {
+                        p++;
+                        break;
+                    }
+                    goto out;
+                }
+            have_features = 1;
+        }
+        else
+            goto out;
+    }
+    p = skip_blank(p, end);
+    if (p >= end || *p++ != '}')
+        goto out;
+    if (skip_blank(p, end) != end)
+        goto out;
+    ok = 1;
+out:;
+    PyObject *result = NULL;
+    if (!ok)
+        result = Py_NewRef(Py_None);
+    else
+        result = Py_BuildValue("(y#y#N)", (const char *)doc, (Py_ssize_t)16,
+                               (const char *)(ids ? (const char *)ids : ""), 16 * n,
+                               PyByteArray_FromStringAndSize((const char *)w,
+                                                             n * (Py_ssize_t)sizeof(double)));
+    PyMem_Free(ids);
+    PyMem_Free(w);
+    PyBuffer_Release(&view);
+    return result;
+nomem:
+    PyMem_Free(ids);
+    PyMem_Free(w);
+    PyBuffer_Release(&view);
+    return PyErr_NoMemory();
+}
+
 static PyMethodDef methods[] = {
     {"neighbours_json", neighbours_json, METH_VARARGS,
      "neighbours_json(ids, scores) -> the JSON body of an output line's neighbours."},
@@ -1340,6 +1564,8 @@ static PyMethodDef methods[] = {
      "pair_topk(a_indptr, a_indices, a_data, bt_indptr, bt_indices, bt_data, n_c, r0, r1, "
      "mode, k, kind, threshold, limit, out_g, out_o, out_s, mirror, k_c, cap, ks, ko, kn, "
      "floor, merge, counts) -> entries written."},
+    {"parse_json_line", parse_json_line, METH_O,
+     "parse_json_line(line) -> (doc, ids, weights) of the common JSON input line, or None."},
     {"repr_floats", repr_floats, METH_O,
      "repr_floats(scores) -> [repr(score), ...], as the JSON output writes them."},
     {"kept_take", kept_take, METH_VARARGS,

@@ -69,6 +69,7 @@ import numpy as np
 from mrcodecs import ID_DTYPE, DecodeError, decode_vector
 from mrcodecs.framing import unescape
 
+from mrjobs import _c
 from mrjobs.kernels import sort_sum
 
 __all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "POSTINGS", "COMPACT_FORMATS", "BAD_LINE", "BAD_ID",
@@ -397,6 +398,16 @@ def parse_vector(line, fmt="auto", float32=False):
         return doc, ids, w
     if line[:3] == _BOM:
         line = line[3:]
+    if fmt in ("json", "auto") and _c.C is not None:
+        # the common JSON line in one C pass (the same numbers); anything
+        # else, and every error, the general way below
+        fast = _c.C.parse_json_line(line)
+        if fast is not None:
+            doc, raw, w = fast
+            ids = np.frombuffer(raw, ID_DTYPE)
+            w = np.frombuffer(w, np.float64)
+            _check_range(ids, w, float32)
+            return doc, ids, w
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -1,0 +1,115 @@
+"""The common JSON input line parsed in C (``parse_json_line`` of
+``_mrjobs_speedups``) against mrjobs.parsing's general parser: for every line,
+the same vector -- ids and weights to the bit, the sign of zero included --
+or the same error (the C parser leaves every line it does not take, and so
+every bad line, to the general one)."""
+import json
+import uuid
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mrjobs.parsing
+from mrjobs.parsing import InputError, parse_vector
+
+pytestmark = pytest.mark.asan
+
+c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+
+
+def _parse(line, fmt, c_module, monkeypatch):
+    monkeypatch.setattr(mrjobs.parsing._c, "C", c_module)
+    try:
+        got = parse_vector(line, fmt)
+    except InputError as e:
+        return ("error", e.kind, str(e))
+    if got is None:  # a blank line
+        return None
+    doc, ids, w = got
+    return (doc, ids.tobytes(), w.tobytes(), w.dtype.str)
+
+
+def _same(line, monkeypatch, fmt="auto"):
+    fast = _parse(line, fmt, c, monkeypatch)
+    slow = _parse(line, fmt, None, monkeypatch)
+    assert fast == slow, line
+    return fast
+
+
+ID = "00000000-0000-0000-0000-0000000000%02x"
+
+
+def _line(features, doc=1, order=("id", "features"), sep=", ", colon=": ", pad=""):
+    parts = {"id": '"id"%s"%s"' % (colon, ID % doc),
+             "features": '"features"%s{%s}' % (colon, sep.join(
+                 '"%s"%s%s' % (k, colon, v) for k, v in features))}
+    return (pad + "{" + sep.join(parts[k] for k in order) + "}" + pad).encode()
+
+
+NUMBERS = ["0", "-0", "1", "-1", "0.5", "-0.0", "1e5", "1E-5", "2.5e+3", "123456789012345678901",
+           "1e308", "1.7976931348623157e308", "4.9e-324", "1e-400", "1e999", "-1e999",
+           "0.1", "3.141592653589793238462643383279", "9007199254740993",
+           "179769313486231580793728971405303415079934132710037826936173778980444968292764750"
+           "946649017977587207096330286416692887910946728520746526540590", "1.0e0", "01", "1.",
+           ".5", "+1", "NaN", "Infinity", "true", '"1"', "1_000", "0x10"]
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_every_number_reads_as_the_general_parser_reads_it(number, monkeypatch):
+    _same(_line([(ID % 2, number), (ID % 3, "2")]), monkeypatch)
+
+
+@pytest.mark.parametrize("line", [
+    _line([]), _line([(ID % 2, "1")], order=("features", "id")),
+    _line([(ID % 2, "1")], sep=",", colon=":"), _line([(ID % 2, "1")], sep=" ,\t", colon=" :\r"),
+    _line([(ID % 2, "1")], pad=" \t"), _line([(ID % 2, "1")], pad="\x0b"),
+    _line([(ID % 2, "1"), (ID % 2, "2")]),  # a repeated feature
+    _line([((ID % 2).upper(), "1")]), _line([("{%s}" % (ID % 2), "1")]),
+    _line([((ID % 2).replace("-", ""), "1")]), _line([("urn:uuid:" + ID % 2, "1")]),
+    _line([(ID % 2, "1")]).replace(b'"id"', b'"\\u0069d"'),
+    _line([(ID % 2, "1")]).replace(b"0000000002", b"000000000\\u0032"),
+    _line([(ID % 2, "1")]) + b"x", b"{" + _line([(ID % 2, "1")]),
+    _line([(ID % 2, "1")]).replace(b"}}", b"}, \"extra\": 1}"),
+    _line([(ID % 2, "1")]).replace(b'"features"', b'"id"'),
+    _line([(ID % 2, "1")]).replace(b"{\"0", b"[\"0"), _line([(ID % 2, "1")])[:-2],
+    b'\xef\xbb\xbf' + _line([(ID % 2, "1")]), _line([(ID % 2, "1")]).replace(b"1}", b"1,}"),
+    _line([(ID % 2, "1")]).replace(b"0000000001", b"000000000\xc3\xa9"),
+    b"", b"   ", b"[]", b"{}", b"null",
+    ("%s\t%s:1.5" % (ID % 1, ID % 2)).encode(),  # TSV
+    ("{%s}\t%s:1.5" % (ID % 1, ID % 2)).encode(),  # TSV with a braced id
+])
+def test_other_lines_are_left_to_the_general_parser(line, monkeypatch):
+    for fmt in ("auto", "json"):
+        if fmt == "json" and b"\t" in line:
+            continue
+        _same(line, monkeypatch, fmt)
+
+
+def test_the_fast_path_takes_the_common_line():
+    got = c.parse_json_line(_line([(ID % 2, "1.5"), (ID % 3, "-0")]))
+    assert got[0] == uuid.UUID(ID % 1).bytes
+    assert got[1] == uuid.UUID(ID % 2).bytes + uuid.UUID(ID % 3).bytes
+    w = np.frombuffer(got[2], np.float64)
+    assert w.tolist() == [1.5, 0.0] and not np.signbit(w[1])  # int("-0") is 0
+    assert c.parse_json_line(_line([(ID % 2, "1e999")])) is None  # not finite: the general way
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.uuids(), st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(min_value=-2**70, max_value=2**70))), max_size=12),
+    st.booleans(), st.sampled_from([", ", ",", " , "]), st.data())
+def test_random_lines_read_alike(features, upper, sep, data):
+    with pytest.MonkeyPatch.context() as mp:
+        body = ", ".join('"%s": %s' % (str(k).upper() if upper else k, json.dumps(v))
+                         for k, v in features)
+        line = ('{"id": "%s", "features": {%s}}' % (ID % 9, body)).encode()
+        _same(line, mp)
+        # and damaged: a byte changed or cut
+        if line:
+            i = data.draw(st.integers(0, len(line) - 1))
+            b = data.draw(st.integers(0, 127))
+            _same(line[:i] + bytes([b]) + line[i + 1:], mp)
+            _same(line[:i], mp)
