@@ -563,25 +563,24 @@ kept_take(PyObject *self, PyObject *args)
 /*
  * pair_topk(a_indptr q, a_indices i, a_data d, bt_indptr q, bt_indices i, bt_data d,
  *           n_c, r0, r1, mode, k, kind, threshold, limit,
- *           out_g q, out_o q, out_s d,
- *           mirror, k_c, cap, ks d, ko q, kn q, floor d, merge, counts q) -> int
+ *           mirror, k_c, cap, ks d, ko q, kn q, floor d, merge, counts q)
+ *     -> (groups bytes, others bytes, scores bytes)
  *
  * dots(), scored and selected in one pass, with no pair written out: each
  * row's products are summed as dots() sums them (the same doubles), then
  * each is scored, checked and offered to the row's best and, with mirror,
  * to its column's kept buffer (as kept_offer keeps it: k_c best in cap
- * slots a column).  Each row's k best (in no set order) go to out_g, out_o,
- * out_s, rows ascending; returns how many (the outputs hold (r1 - r0) *
- * min(k, n_c)).
+ * slots a column).  Each row's k best (in no set order), rows ascending, as
+ * int64 groups and others and float64 scores (bytes; the outputs grow as the
+ * rows fill them: a row writes at most min(k, its candidates)).
  *
  * kind 0: the score is the dot product (measure "dot"); 1: the cosine of unit
  * weights (mrjobs.measures.scores.cosine: a sum beyond UNIT_LIMIT, or NaN, is
  * an error, as in Measure.score; then clamped to [-1, 1] and snapped to +-1
- * within UNIT_SNAP).  A
- * score is kept when finite (limit == inf) or when |score| <= limit (float32
- * on the wire), and when >= threshold (-inf: no threshold).  counts[0..2]
- * get the pairs scored, not finite and below the threshold (the Scorer's
- * counters); counts[3] the products.
+ * within UNIT_SNAP).  A score is kept when finite (limit == inf) or when
+ * |score| <= limit (float32 on the wire), and when >= threshold (-inf: no
+ * threshold).  counts[0..2] get the pairs scored, not finite and below the
+ * threshold (the Scorer's counters); counts[3] the products.
  *
  * merge (a diagonal block, mode 1 or 2, with mirror): row r's result also
  * holds its column buffer's entries -- the rows above it, which came before
@@ -598,35 +597,30 @@ pair_topk(PyObject *self, PyObject *args)
     Py_ssize_t n_c, r0, r1, k, k_c, cap;
     int mode, kind, mirror, merge;
     double threshold, limit;
-    if (!PyArg_ParseTuple(args, "OOOOOOnnniniddOOOpnnOOOOpO", &o[0], &o[1], &o[2], &o[3],
+    if (!PyArg_ParseTuple(args, "OOOOOOnnniniddpnnOOOOpO", &o[0], &o[1], &o[2], &o[3],
                           &o[4], &o[5], &n_c, &r0, &r1, &mode, &k, &kind, &threshold, &limit,
-                          &o[6], &o[7], &o[8], &mirror, &k_c, &cap, &o[9], &o[10], &o[11],
-                          &o[12], &merge, &o[13]))
+                          &mirror, &k_c, &cap, &o[9], &o[10], &o[11], &o[12], &merge, &o[13]))
         return NULL;
     Arr a[14];
     memset(a, 0, sizeof(a));
-    static const int kinds[14] = {I64, I32, F64, I64, I32, F64, I64, I64, F64,
+    static const int kinds[14] = {I64, I32, F64, I64, I32, F64, -1, -1, -1,
                                   F64, I64, I64, F64, I64};
     static const char *const names[14] = {"a_indptr", "a_indices", "a_data", "bt_indptr",
-                                          "bt_indices", "bt_data", "out_g", "out_o", "out_s",
+                                          "bt_indices", "bt_data", NULL, NULL, NULL,
                                           "ks", "ko", "kn", "floor", "counts"};
     for (int i = 0; i < 14; i++)
-        if (get_arr(o[i], &a[i], kinds[i], i >= 6, names[i]) < 0) {
+        if (kinds[i] >= 0 && get_arr(o[i], &a[i], kinds[i], i >= 9, names[i]) < 0) {
             release(a, 14);
             return NULL;
         }
     PyObject *result = NULL;
-    Py_ssize_t n_f = a[3].n - 1, rows = r1 - r0;
-    Py_ssize_t out_cap = a[6].n < a[7].n ? a[6].n : a[7].n;
-    if (a[8].n < out_cap)
-        out_cap = a[8].n;
+    Py_ssize_t n_f = a[3].n - 1;
     /* the row's candidates: at most n_c (distinct columns), so a k beyond
      * that keeps them all */
     Py_ssize_t k_r = k < n_c ? k : (n_c > 0 ? n_c : 1);
     if (r0 < 0 || r1 < r0 || r1 >= a[0].n || n_c < 0 || n_f < 0 || mode < 0 || mode > 2
         || a[1].n != a[2].n || a[4].n != a[5].n || k < 1 || kind < 0 || kind > 1
-        || a[13].n < 4 || size_mul(rows, k_r) < 0 || out_cap < rows * k_r
-        || r1 - r0 >= INT32_MAX || n_c >= INT32_MAX
+        || a[13].n < 4 || r1 - r0 >= INT32_MAX || n_c >= INT32_MAX
         || size_mul(n_c, (Py_ssize_t)sizeof(double)) < 0) {
         release(a, 14);
         return bad("pair_topk: shapes");
@@ -644,8 +638,10 @@ pair_topk(PyObject *self, PyObject *args)
     const int64_t *ap = I64P(a[0]), *bp = I64P(a[3]);
     const int32_t *ai = I32P(a[1]), *bi = I32P(a[4]);
     const double *ad = F64P(a[2]), *bd = F64P(a[5]);
-    int64_t *out_g = I64P(a[6]), *out_o = I64P(a[7]);
-    double *out_s = F64P(a[8]);
+    /* the outputs, grown as rows fill them */
+    int64_t *out_g = NULL, *out_o = NULL;
+    double *out_s = NULL;
+    Py_ssize_t out_cap = 0;
     double *ks = mirror ? F64P(a[9]) : NULL, *floor = mirror ? F64P(a[12]) : NULL;
     int64_t *ko = mirror ? I64P(a[10]) : NULL, *kn = mirror ? I64P(a[11]) : NULL;
     int64_t *counts = I64P(a[13]);
@@ -676,7 +672,7 @@ pair_topk(PyObject *self, PyObject *args)
     }
     Py_ssize_t n = 0, m = 0;
     int64_t scored = 0, not_finite = 0, below = 0;
-    int ok = 1, unit_error = 0;
+    int ok = 1, unit_error = 0, no_memory = 0;
     double bad_sum = 0.0;
     const int finite_only = limit == HUGE_VAL;
     const char *why = "an index out of range";
@@ -797,6 +793,25 @@ pair_topk(PyObject *self, PyObject *args)
         select_best(rs, ro, h, k_r, &seed);
         if (h > k_r)
             h = k_r;
+        if (m + h > out_cap) {
+            Py_ssize_t grown = out_cap ? out_cap : 1024;
+            while (grown < m + h)
+                grown = size_mul(grown, 2) < 0 ? -1 : 2 * grown;
+            int64_t *g2 = grown < 0 ? NULL : PyMem_RawRealloc(out_g, grown * sizeof(int64_t));
+            if (g2)
+                out_g = g2;
+            int64_t *o2 = g2 ? PyMem_RawRealloc(out_o, grown * sizeof(int64_t)) : NULL;
+            if (o2)
+                out_o = o2;
+            double *s2 = o2 ? PyMem_RawRealloc(out_s, grown * sizeof(double)) : NULL;
+            if (!s2) {
+                no_memory = 1;
+                ok = 0;
+                break;
+            }
+            out_s = s2;
+            out_cap = grown;
+        }
         for (int64_t t = 0; t < h; t++) {
             out_g[m] = r;
             out_o[m] = ro[t];
@@ -816,6 +831,8 @@ pair_topk(PyObject *self, PyObject *args)
             Py_DECREF(v);
         }
     }
+    else if (no_memory)
+        PyErr_NoMemory();
     else if (!ok)
         bad(why);
     else {
@@ -823,9 +840,15 @@ pair_topk(PyObject *self, PyObject *args)
         counts[1] += not_finite;
         counts[2] += below;
         counts[3] += n;
-        result = PyLong_FromSsize_t(m);
+        static const char empty[1] = "";
+        result = Py_BuildValue("(y#y#y#)", m ? (const char *)out_g : empty, m * 8,
+                               m ? (const char *)out_o : empty, m * 8,
+                               m ? (const char *)out_s : empty, m * 8);
     }
 done:
+    PyMem_RawFree(out_g);
+    PyMem_RawFree(out_o);
+    PyMem_RawFree(out_s);
     free(acc);
     free(mark);
     free(touched);
@@ -1562,8 +1585,8 @@ static PyMethodDef methods[] = {
      "kept_offer(groups, others, scores, skip_self, k, cap, ks, ko, kn, floor)."},
     {"pair_topk", pair_topk, METH_VARARGS,
      "pair_topk(a_indptr, a_indices, a_data, bt_indptr, bt_indices, bt_data, n_c, r0, r1, "
-     "mode, k, kind, threshold, limit, out_g, out_o, out_s, mirror, k_c, cap, ks, ko, kn, "
-     "floor, merge, counts) -> entries written."},
+     "mode, k, kind, threshold, limit, mirror, k_c, cap, ks, ko, kn, floor, merge, counts) "
+     "-> (groups, others, scores) as bytes."},
     {"parse_json_line", parse_json_line, METH_O,
      "parse_json_line(line) -> (doc, ids, weights) of the common JSON input line, or None."},
     {"repr_floats", repr_floats, METH_O,

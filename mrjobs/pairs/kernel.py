@@ -359,19 +359,18 @@ def _fused_best_c(A, C, scorer, spec, tell):
         buffers = (kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor)
     merge = spec.merged
     ends = chunk_ends(product_bounds(A, C), min(spec.limit, C_CHUNK))
-    k_r = max(1, min(k, n_c))
-    rows = max((e - s for s, e in zip([0] + ends[:-1], ends)), default=0)
-    out = np.empty(rows * k_r, np.int64), np.empty(rows * k_r, np.int64), np.empty(rows * k_r)
     counts = np.zeros(4, np.int64)
     products = start = 0
     for end in ends:
         counts[:] = 0
-        m = kernels.pair_topk(*a, *b, n_c, start, end, mode, k_r, kind, threshold, limit,
-                              *out, kept is not None, *buffers, merge, counts)
+        # (the outputs: as many entries as the rows keep, at most k a row)
+        g, o, s = kernels.pair_topk(*a, *b, n_c, start, end, mode, k, kind, threshold, limit,
+                                    kept is not None, *buffers, merge, counts)
         scorer.count_fused(*counts[:3].tolist())
         products += int(counts[3])
-        if m:
-            yield (ROWS,) + tuple(x[:m].copy() for x in out)
+        if g:
+            yield (ROWS, np.frombuffer(g, np.int64), np.frombuffer(o, np.int64),
+                   np.frombuffer(s, np.float64))
         tell.upto(end)
         start = end
     if kept is not None and not merge:

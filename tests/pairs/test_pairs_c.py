@@ -109,13 +109,21 @@ def _kept(n_g=2, cap=3):
             np.full(n_g, -np.inf))
 
 
-def _topk(c, a, b, out, mode=0, kept=None, merge=False, k=2, cap=3, n_c=2):
-    """pair_topk over the 2 x 2 block (cosine scores of dot, no threshold):
-    rows 0..2 in ``mode``, the columns' buffers ``kept`` (None: no mirror)."""
+def _topk(c, a, b, mode=0, kept=None, merge=False, k=2, cap=3, n_c=2):
+    """pair_topk over the 2 x 2 block (scores of dot, no threshold): rows 0..2
+    in ``mode``, the columns' buffers ``kept`` (None: no mirror); its rows'
+    entries as a sorted list of (group, other, score)."""
     mirror = kept is not None
     kept = _kept(n_c, cap) if kept is None else kept
-    return c.pair_topk(*a, *b, n_c, 0, 2, mode, k, 0, -np.inf, np.inf, *out, mirror, 1, cap,
-                       *kept, merge, np.zeros(4, np.int64))
+    got = c.pair_topk(*a, *b, n_c, 0, 2, mode, k, 0, -np.inf, np.inf, mirror, 1, cap,
+                      *kept, merge, np.zeros(4, np.int64))
+    return _entries(got)
+
+
+def _entries(got):
+    g, o, s = got
+    return sorted(zip(np.frombuffer(g, np.int64).tolist(), np.frombuffer(o, np.int64).tolist(),
+                      np.frombuffer(s, np.float64).tolist()))
 
 
 def _with(arrays, i, value):
@@ -152,16 +160,14 @@ def _index_cases():
             1, *_with(_kept(), 2, [0, 4])[:3], *out),
         "kept_take kn negative": lambda c: c.kept_take(
             1, *_with(_kept(), 2, [-1, 0])[:3], *out),
-        "pair_topk a_indptr beyond a_indices": lambda c: _topk(c, _with(a, 0, [0, 2, 9]), b,
-                                                               out),
-        "pair_topk a_indices beyond bt_indptr": lambda c: _topk(c, _with(a, 1, [0, 2, 1]), b,
-                                                                out),
-        "pair_topk bt_indptr decreasing": lambda c: _topk(c, a, _with(b, 0, [0, 3, 1]), out),
-        "pair_topk bt_indices beyond n_c": lambda c: _topk(c, a, _with(b, 1, [0, 0, 2]), out),
-        "pair_topk kn beyond cap": lambda c: _topk(c, a, b, out, kept=_with(_kept(), 2, [3, 3])),
-        "pair_topk kn negative": lambda c: _topk(c, a, b, out, kept=_with(_kept(), 2, [-1, 0])),
+        "pair_topk a_indptr beyond a_indices": lambda c: _topk(c, _with(a, 0, [0, 2, 9]), b),
+        "pair_topk a_indices beyond bt_indptr": lambda c: _topk(c, _with(a, 1, [0, 2, 1]), b),
+        "pair_topk bt_indptr decreasing": lambda c: _topk(c, a, _with(b, 0, [0, 3, 1])),
+        "pair_topk bt_indices beyond n_c": lambda c: _topk(c, a, _with(b, 1, [0, 0, 2])),
+        "pair_topk kn beyond cap": lambda c: _topk(c, a, b, kept=_with(_kept(), 2, [3, 3])),
+        "pair_topk kn negative": lambda c: _topk(c, a, b, kept=_with(_kept(), 2, [-1, 0])),
         "pair_topk merged kn beyond cap": lambda c: _topk(
-            c, a, b, out, mode=1, merge=True, kept=_with(_kept(), 2, [7, 0])),
+            c, a, b, mode=1, merge=True, kept=_with(_kept(), 2, [7, 0])),
     }
 
 
@@ -221,28 +227,23 @@ def test_pair_topk_checks_its_sizes_and_arguments():
     counts = np.zeros(4, np.int64)
     # the rows' best, and the columns' (mirror); counts: scored, not finite, below, products
     ks, ko, kn, floor = _kept(2, 3)
-    m = c.pair_topk(*a, *b, 2, 0, 2, 0, 2, 0, 5.5, np.inf, *out, True, 1, 3, ks, ko, kn, floor,
-                    False, counts)
-    assert sorted(zip(*(x[:m].tolist() for x in out))) == [(0, 1, 6.0), (1, 0, 6.0),
-                                                           (1, 1, 9.0)]
+    got = c.pair_topk(*a, *b, 2, 0, 2, 0, 2, 0, 5.5, np.inf, True, 1, 3, ks, ko, kn, floor,
+                      False, counts)
+    assert _entries(got) == [(0, 1, 6.0), (1, 0, 6.0), (1, 1, 9.0)]
     assert counts.tolist() == [4, 0, 1, 4] and kn.tolist() == [1, 2]  # (cut at 3)
     with pytest.raises(ValueError, match="malformed block: pair_topk: shapes"):
-        _topk(c, a, b, tuple(x[:3] for x in out))  # (rows) * k outputs needed
-    with pytest.raises(ValueError, match="malformed block: pair_topk: shapes"):
-        _topk(c, a, b, out, k=0)
+        _topk(c, a, b, k=0)
     with pytest.raises(ValueError, match="malformed block: pair_topk: the columns' buffers"):
-        _topk(c, a, b, out, kept=_kept(2, 3), cap=1)  # cap <= k_c
+        _topk(c, a, b, kept=_kept(2, 3), cap=1)  # cap <= k_c
     with pytest.raises(ValueError, match="malformed block: pair_topk: the columns' buffers"):
-        _topk(c, a, b, out, kept=_kept(3, 3), n_c=2)  # a buffer a column
+        _topk(c, a, b, kept=_kept(3, 3), n_c=2)  # a buffer a column
     with pytest.raises(ValueError, match="merge needs a diagonal block and its mirror"):
-        _topk(c, a, b, out, mode=0, kept=_kept(), merge=True)
+        _topk(c, a, b, mode=0, kept=_kept(), merge=True)
     with pytest.raises(ValueError, match="merge needs a diagonal block and its mirror"):
-        _topk(c, a, b, out, mode=1, merge=True)
+        _topk(c, a, b, mode=1, merge=True)
     # a k beyond the columns keeps them all (no k * rows nor k + k / 2 overflow)
     for k in (3, 6148914691236517206, 2 ** 63 - 1):
-        assert _topk(c, a, b, out, k=k) == 4
-        assert sorted(zip(*(x.tolist() for x in out))) == [(0, 0, 5.0), (0, 1, 6.0),
-                                                           (1, 0, 6.0), (1, 1, 9.0)]
+        assert _topk(c, a, b, k=k) == [(0, 0, 5.0), (0, 1, 6.0), (1, 0, 6.0), (1, 1, 9.0)]
 
 
 @pytest.mark.parametrize("k", [3, 16, 6148914691236517206, 2 ** 63 - 1])
@@ -286,3 +287,14 @@ def test_dots_checks_the_column_order_it_relies_on(mode):
         c.dots(*a, b[0], unsorted, b[2], 4, 0, 4, mode, *out)
     # every column is read in mode 0: any order gives every pair
     assert c.dots(*a, b[0], unsorted, b[2], 4, 0, 4, 0, *out) == 16
+
+
+def test_a_huge_k_on_many_short_rows_holds_what_the_rows_keep():
+    # pair_topk's outputs grow with what the rows keep: sized rows x k up front,
+    # 20,000 rows of a chunk at --top-k 2**40 asked for 20,000 x 20,000 slots
+    pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    n = 20000
+    A = sp.csr_matrix((np.ones(n), np.arange(n) // 2, np.arange(n + 1)), shape=(n, n // 2))
+    got, work = _raw(A, A, 2 ** 40, 10 ** 6, "c", diagonal=True, merge=True)
+    assert work.products == n // 2
+    assert got[ROWS] == {r: [(r ^ 1, 1.0)] for r in range(n)} and got[COLUMNS] == {}
