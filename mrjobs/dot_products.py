@@ -203,8 +203,7 @@ class MRSparseDotProducts(SparseJob):
                          mapper_final=self.mapper_vectors_final,
                          reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
                          reducer_final=self.reducer_vectors_final)
-        rows = MRStep(reducer_init=self.reducer_rows_init, reducer=self.reducer_rows,
-                      reducer_final=self.reducer_rows_final)
+        rows = rows_step(self)
         return [vectors] + [task_step(self, s) for s in self.strategy.steps()] + [rows]
 
     # -- the vectors step ----------------------------------------------------
@@ -316,23 +315,31 @@ class MRSparseDotProducts(SparseJob):
 
     # -- the rows step -------------------------------------------------------
 
-    def reducer_rows_init(self):
-        self._task_init()
-        self._rows = RowMerger(self.options.top_k, self.options.buffer_entries)
-
     def reducer_rows(self, doc, pieces):
         # a batch of vectors' rows at a time (RowMerger: the rows of
-        # merge_rows, in key order)
-        yield from self._output_rows(self._rows.add(doc, pieces))
+        # merge_rows, in key order; rows_step)
+        yield from _output_rows(self.counts, self._rows.add(doc, pieces))
 
-    def reducer_rows_final(self):
-        yield from self._output_rows(self._rows.flush())
-        self._task_final()
 
-    def _output_rows(self, rows):
-        if rows:
-            self.counts.add(WORK, OUTPUT_LINES, len(rows))
-        yield from rows
+def rows_step(job):
+    """The MRStep of the rows step: each reduce task's RowMerger made at its
+    start and flushed at its end."""
+    def init():
+        job._task_init()
+        job._rows = RowMerger(job.options.top_k, job.options.buffer_entries)
+
+    def final():
+        yield from _output_rows(job.counts, job._rows.flush())
+        job._task_final()
+
+    return MRStep(reducer_init=init, reducer=job.reducer_rows, reducer_final=final)
+
+
+def _output_rows(counts, rows):
+    """The output lines of the rows merged, counted."""
+    if rows:
+        counts.add(WORK, OUTPUT_LINES, len(rows))
+    yield from rows
 
 
 def task_step(job, step):

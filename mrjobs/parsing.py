@@ -356,6 +356,20 @@ def float32_zeros(ids, w):
                      float(np.finfo(np.float32).smallest_subnormal)))
 
 
+def _common_json(line, float32):
+    """The common JSON line (canonical UUIDs, plain numbers) parsed in one C
+    pass -- the vector :func:`parse_vector` gives, the same numbers --, or
+    None for any other line (and without the C kernels): the general way."""
+    fast = None if _c.C is None else _c.C.parse_json_line(line)
+    if fast is None:
+        return None
+    doc, raw, w = fast
+    ids = np.frombuffer(raw, ID_DTYPE)
+    w = np.frombuffer(w, np.float64)
+    _check_range(ids, w, float32)
+    return doc, ids, w
+
+
 def parse_vector(line, fmt="auto", float32=False):
     """Parse one input line.
 
@@ -396,18 +410,9 @@ def parse_vector(line, fmt="auto", float32=False):
         doc, ids, w = _parse_compact(line)
         _check_range(ids, w, float32)
         return doc, ids, w
-    if line[:3] == _BOM:
-        line = line[3:]
-    if fmt in ("json", "auto") and _c.C is not None:
-        # the common JSON line in one C pass (the same numbers); anything
-        # else, and every error, the general way below
-        fast = _c.C.parse_json_line(line)
-        if fast is not None:
-            doc, raw, w = fast
-            ids = np.frombuffer(raw, ID_DTYPE)
-            w = np.frombuffer(w, np.float64)
-            _check_range(ids, w, float32)
-            return doc, ids, w
+    line = line[3:] if line[:3] == _BOM else line
+    if fmt in ("json", "auto") and (fast := _common_json(line, float32)) is not None:
+        return fast
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:

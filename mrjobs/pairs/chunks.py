@@ -6,7 +6,8 @@ import numpy as np
 from mrjobs.kernels import top_k_groups
 
 __all__ = ["ROWS", "COLUMNS", "Held", "product_bounds", "row_products", "chunk_dots", "upper",
-           "chunk_scores", "chunk_best", "sparse_best", "chunk_ends", "may_hold_zero_dots"]
+           "chunk_scores", "chunk_best", "sparse_best", "group_best", "chunk_ends",
+           "may_hold_zero_dots"]
 
 #: direction of a result: ``groups`` index rows of ``A``, ``others`` rows of ``C``
 ROWS = 0
@@ -107,7 +108,7 @@ def chunk_best(r, c, scores, spec, span, held):
 def sparse_best(r, c, scores, k, held, mirror, diagonal):
     """Yield the rows' best of scored entries; hold the columns' candidates
     (those at or above a column's current floor; not a row with itself)."""
-    yield (ROWS,) + _best(r, c, scores, k)
+    yield (ROWS,) + group_best(r, c, scores, k)
     if mirror:
         other = c != r if diagonal else np.ones(c.shape[0], bool)
         if held.floor is not None:
@@ -115,7 +116,7 @@ def sparse_best(r, c, scores, k, held, mirror, diagonal):
         held.add(c[other], r[other], scores[other])
 
 
-def _best(groups, others, scores, k):
+def group_best(groups, others, scores, k):
     """Each group's ``k`` best entries (all without ``k``), grouped by group:
     ``(groups, others, scores)``, score descending, ties by smaller other
     (indices whose order is the UUIDs' order)."""
@@ -161,7 +162,7 @@ def _dense_best(neg, k, axis, r0, c0, floor=None, ordered=True):
     g, o = (r, c) if axis == 1 else (c, r)
     if not ordered:
         return g, o, scores
-    return _best(g, o, scores, k)
+    return group_best(g, o, scores, k)
 
 
 class Held:
@@ -197,7 +198,7 @@ class Held:
                 self.floor = floor
 
     def _merged(self):
-        return _best(*(np.concatenate(x) for x in zip(*self.parts)), self.k)
+        return group_best(*(np.concatenate(x) for x in zip(*self.parts)), self.k)
 
     def full(self):
         """True when, without top-k, the candidates fill the buffer."""

@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import mrjobs.pairs.chunks
+import mrjobs.pairs.fused
 import mrjobs.pairs.kernel
 from mrjobs.counters import Counters
 from mrjobs.pairs.kernel import COLUMNS, ROWS, PairSpec, pair_best
@@ -204,20 +205,21 @@ def test_exact_zero_dot_products_are_scored():
 
 def test_kernel_imports_neither_mrjob_nor_the_job():
     imported = set()
-    for module in (mrjobs.pairs.kernel, mrjobs.pairs.chunks):
+    for module in (mrjobs.pairs.kernel, mrjobs.pairs.chunks, mrjobs.pairs.fused):
         tree = ast.parse(pathlib.Path(module.__file__).read_text())
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
                      for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert imported == {"dataclasses", "typing", "numpy", "mrjobs.kernels", "mrjobs",
-                        "mrjobs.pairs", "mrjobs.pairs.chunks"}  # _c, bounds
+                        "mrjobs.pairs", "mrjobs.pairs.chunks", "mrjobs.pairs.fused"}  # _c, bounds
     code = ("import sys, mrjobs.pairs.kernel; print(sorted(m for m in sys.modules "
             "if m.startswith('mrjobs.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     # mrjobs.pairs.bounds (and scipy) only once a threshold asks for a plan
     assert out.split() == ["['mrjobs._c',", "'mrjobs.kernels',", "'mrjobs.pairs',",
-                           "'mrjobs.pairs.chunks',", "'mrjobs.pairs.kernel']"]
+                           "'mrjobs.pairs.chunks',", "'mrjobs.pairs.fused',",
+                           "'mrjobs.pairs.kernel']"]
 
 
 

@@ -137,7 +137,7 @@ def test_estimate_blocks():
 
 
 def test_dense_and_sparse_selection_agree_with_ties():
-    from mrjobs.pairs.chunks import _best, _dense_best
+    from mrjobs.pairs.chunks import _dense_best, group_best
     rng = np.random.default_rng(4)
     for density in (0.05, 0.6, 1.0):
         n_g, n_o = 40, 50
@@ -147,7 +147,7 @@ def test_dense_and_sparse_selection_agree_with_ties():
         dense = np.full((n_g, n_o), -np.inf)
         dense[g, o] = s
         for k in (1, 3, 60):
-            got = _best(g + 10, o + 5, s, k)
+            got = group_best(g + 10, o + 5, s, k)
             # reference: per group, sort by (-score, other) and keep k
             want = []
             for grp in range(n_g):
@@ -156,7 +156,7 @@ def test_dense_and_sparse_selection_agree_with_ties():
             assert list(zip(*(a.tolist() for a in got))) == want, (density, k)
             assert [a.tolist() for a in _dense_best(-dense, k, 1, 10, 5)] == [
                 a.tolist() for a in got]
-            by_col = _best(o + 5, g + 10, s, k)
+            by_col = group_best(o + 5, g + 10, s, k)
             assert [a.tolist() for a in _dense_best(-dense, k, 0, 10, 5)] == [
                 a.tolist() for a in by_col]
 
