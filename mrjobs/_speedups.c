@@ -123,6 +123,56 @@ size_add(Py_ssize_t a, Py_ssize_t b)
     return a + b;
 }
 
+/* Row r's dot products with the columns of Bt from lo on, as dots() sums
+ * them: into acc, each column the row reaches listed once in touched (in the
+ * order first reached) and marked with row.  How many columns, or -1 with
+ * *why set when an index is out of range or a feature's columns do not
+ * ascend (checked once a feature, where sorted is given: modes 1 and 2). */
+static inline Py_ssize_t
+row_sums(const int64_t *ap, const int32_t *ai, const double *ad, Py_ssize_t n_a,
+         const int64_t *bp, const int32_t *bi, const double *bd, Py_ssize_t n_b,
+         Py_ssize_t n_f, Py_ssize_t n_c, Py_ssize_t r, int64_t lo, int32_t row,
+         unsigned char *sorted, double *acc, int32_t *mark, int32_t *touched,
+         const char **why)
+{
+    int64_t s = ap[r], e = ap[r + 1];
+    if (s < 0 || e < s || e > n_a)
+        return -1;
+    Py_ssize_t m = 0;
+    for (int64_t jj = s; jj < e; jj++) {
+        int32_t f = ai[jj];
+        if (f < 0 || f >= n_f)
+            return -1;
+        double v = ad[jj];
+        int64_t ks = bp[f], ke = bp[f + 1];
+        if (ks < 0 || ke < ks || ke > n_b)
+            return -1;
+        if (sorted && !sorted[f]) {
+            for (int64_t kk = ks + 1; kk < ke; kk++)
+                if (bi[kk] < bi[kk - 1]) {
+                    *why = "a feature's columns (bt_indices) not ascending";
+                    return -1;
+                }
+            sorted[f] = 1;
+        }
+        /* columns ascending: walk down from the last, stop below lo */
+        for (int64_t kk = ke - 1; kk >= ks; kk--) {
+            int64_t c = bi[kk];
+            if (c < 0 || c >= n_c)
+                return -1;
+            if (c < lo)
+                break;
+            if (mark[c] != row) {
+                mark[c] = row;
+                acc[c] = 0.0;
+                touched[m++] = (int32_t)c;
+            }
+            acc[c] += v * bd[kk];
+        }
+    }
+    return m;
+}
+
 /*
  * dots(a_indptr q, a_indices i, a_data d, bt_indptr q, bt_indices i, bt_data d,
  *      n_c, r0, r1, mode, out_r q, out_c q, out_d d) -> int
@@ -206,56 +256,12 @@ dots(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = r0; r < r1 && ok && fits; r++) {
         int64_t lo = mode == 0 ? 0 : (mode == 1 ? r + 1 : r);
-        int32_t row = (int32_t)(r - r0);
-        int64_t s = ap[r], e = ap[r + 1];
-        if (s < 0 || e < s || e > a[1].n) {
+        Py_ssize_t m = row_sums(ap, ai, ad, a[1].n, bp, bi, bd, a[4].n, n_f, n_c, r, lo,
+                                (int32_t)(r - r0), sorted, acc, mark, touched, &why);
+        if (m < 0) {
             ok = 0;
             break;
         }
-        Py_ssize_t m = 0;
-        for (int64_t jj = s; jj < e; jj++) {
-            int32_t f = ai[jj];
-            if (f < 0 || f >= n_f) {
-                ok = 0;
-                break;
-            }
-            double v = ad[jj];
-            int64_t ks = bp[f], ke = bp[f + 1];
-            if (ks < 0 || ke < ks || ke > a[4].n) {
-                ok = 0;
-                break;
-            }
-            if (sorted && !sorted[f]) {
-                for (int64_t kk = ks + 1; kk < ke && ok; kk++)
-                    if (bi[kk] < bi[kk - 1]) {
-                        ok = 0;
-                        why = "a feature's columns (bt_indices) not ascending";
-                    }
-                if (!ok)
-                    break;
-                sorted[f] = 1;
-            }
-            /* columns ascending: walk down from the last, stop below lo */
-            for (int64_t kk = ke - 1; kk >= ks; kk--) {
-                int64_t c = bi[kk];
-                if (c < 0 || c >= n_c) {
-                    ok = 0;
-                    break;
-                }
-                if (c < lo)
-                    break;
-                if (mark[c] != row) {
-                    mark[c] = row;
-                    acc[c] = 0.0;
-                    touched[m++] = (int32_t)c;
-                }
-                acc[c] += v * bd[kk];
-            }
-            if (!ok)
-                break;
-        }
-        if (!ok)
-            break;
         if (n + m > cap) {
             fits = 0;
             break;
@@ -680,55 +686,12 @@ pair_topk(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = r0; r < r1 && ok; r++) {
         int64_t lo = mode == 0 ? 0 : (mode == 1 ? r + 1 : r);
-        int32_t row = (int32_t)(r - r0);
-        int64_t s = ap[r], e = ap[r + 1];
-        if (s < 0 || e < s || e > a[1].n) {
+        Py_ssize_t nt = row_sums(ap, ai, ad, a[1].n, bp, bi, bd, a[4].n, n_f, n_c, r, lo,
+                                 (int32_t)(r - r0), sorted, acc, mark, touched, &why);
+        if (nt < 0) {
             ok = 0;
             break;
         }
-        Py_ssize_t nt = 0;
-        for (int64_t jj = s; jj < e; jj++) {
-            int32_t f = ai[jj];
-            if (f < 0 || f >= n_f) {
-                ok = 0;
-                break;
-            }
-            double v = ad[jj];
-            int64_t fs = bp[f], fe = bp[f + 1];
-            if (fs < 0 || fe < fs || fe > a[4].n) {
-                ok = 0;
-                break;
-            }
-            if (sorted && !sorted[f]) {
-                for (int64_t kk = fs + 1; kk < fe && ok; kk++)
-                    if (bi[kk] < bi[kk - 1]) {
-                        ok = 0;
-                        why = "a feature's columns (bt_indices) not ascending";
-                    }
-                if (!ok)
-                    break;
-                sorted[f] = 1;
-            }
-            for (int64_t kk = fe - 1; kk >= fs; kk--) {
-                int64_t c = bi[kk];
-                if (c < 0 || c >= n_c) {
-                    ok = 0;
-                    break;
-                }
-                if (c < lo)
-                    break;
-                if (mark[c] != row) {
-                    mark[c] = row;
-                    acc[c] = 0.0;
-                    touched[nt++] = (int32_t)c;
-                }
-                acc[c] += v * bd[kk];
-            }
-            if (!ok)
-                break;
-        }
-        if (!ok)
-            break;
         n += nt;
         scored += nt;
         int64_t h = 0;
