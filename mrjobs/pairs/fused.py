@@ -9,9 +9,10 @@ from mrjobs.pairs.chunks import COLUMNS, ROWS, chunk_ends, group_best, product_b
 
 __all__ = ["C_CHUNK", "Kept", "csr_arrays", "fused_best", "merged"]
 
-#: products a chunk of the C path at most (a row over it alone is a chunk of its
-#: own): chunks whose arrays stay in the processor's caches (on a dense 20,000
-#: vector block, 131,072 products a chunk took 3.0 s, 10**6 4.5 s)
+#: products a chunk of the C path that writes them out (``dots()``) at most (a
+#: row over it alone is a chunk of its own): chunks whose arrays stay in the
+#: processor's caches (on a dense 20,000 vector block, 131,072 products a chunk
+#: took 3.0 s, 10**6 4.5 s)
 C_CHUNK = 131072
 
 
@@ -37,7 +38,10 @@ def fused_best(A, C, scorer, spec, tell):
     else:
         buffers = (kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor)
     merge = spec.merged
-    ends = chunk_ends(product_bounds(A, C), min(spec.limit, C_CHUNK))
+    # chunks of --buffer-entries products: pair_topk writes none of them out
+    # (a chunk's result is at most its products), and pays its setup -- the
+    # block's heavy features as dense rows -- once a chunk
+    ends = chunk_ends(product_bounds(A, C), spec.limit)
     counts = np.zeros(4, np.int64)
     products = start = 0
     for end in ends:

@@ -298,3 +298,75 @@ def test_a_huge_k_on_many_short_rows_holds_what_the_rows_keep():
     got, work = _raw(A, A, 2 ** 40, 10 ** 6, "c", diagonal=True, merge=True)
     assert work.products == n // 2
     assert got[ROWS] == {r: [(r ^ 1, 1.0)] for r in range(n)} and got[COLUMNS] == {}
+
+
+def _by_pair(r, col, s):
+    """(row * 2**32 + column, sum) of pairs, in that order."""
+    key = np.asarray(r, np.int64) * 2 ** 32 + np.asarray(col, np.int64)
+    order = np.argsort(key, kind="stable")
+    return key[order], np.asarray(s, np.float64)[order]
+
+
+def _dots_all(c, a, b, n_c, n_r, mode):
+    """Every pair dots() gives (:func:`_by_pair`)."""
+    cap = n_r * n_c
+    out = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap)
+    n = c.dots(*a, *b, n_c, 0, n_r, mode, *out)
+    return _by_pair(*(x[:n] for x in out))
+
+
+def _topk_all(c, a, b, n_c, n_r, mode, counts=None):
+    """Every pair pair_topk scores (dot, no threshold, a k beyond the columns;
+    :func:`_by_pair`)."""
+    counts = np.zeros(4, np.int64) if counts is None else counts
+    g, o, s = c.pair_topk(*a, *b, n_c, 0, n_r, mode, n_c + 1, 0, -np.inf, np.inf, False, 1, 3,
+                          *_kept(n_c, 3), False, counts)
+    return _by_pair(np.frombuffer(g, np.int64), np.frombuffer(o, np.int64),
+                    np.frombuffer(s, np.float64))
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_pair_topk_sums_long_rows_and_heavy_features_as_dots_does(mode):
+    # long rows are summed densely, a chunk of columns at a time, and the
+    # features held by many columns as dense rows of weights: the same pairs
+    # and the same doubles as dots(), whose sums start at 0.0 and add each
+    # row's products in its entries' order -- with products that underflow to
+    # +-0.0 and sums that cancel to exactly 0.0 (such a pair is still scored)
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    rng = np.random.default_rng(5)
+    n, n_f = 2200, 60  # more columns than one dense chunk
+    density = np.where(np.arange(n_f) < 6, 0.6, 0.01)  # 6 heavy features
+    dense = (rng.random((n, n_f)) < density) * rng.standard_normal((n, n_f))
+    dense *= 10.0 ** rng.integers(-3, 4, (n, n_f))
+    dense[:40, 0] = 1e-200  # products of 1e-200 * 1e-200: +-0.0
+    dense[40:80, 0] = -1e-200
+    dense[80:90, 1], dense[80:90, 2] = 1.0, 0.0
+    dense[90:100, 1], dense[90:100, 2] = 1.0, -1.0  # with rows 80..89: 1 - 1 = 0.0
+    dense[90:100, 2] = np.where(np.arange(10) % 2, -1.0, 1.0)
+    A = sp.csr_matrix(dense)
+    A.sort_indices()
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
+    want = _dots_all(c, a, b, n, n, mode)
+    counts = np.zeros(4, np.int64)
+    got = _topk_all(c, a, b, n, n, mode, counts)
+    assert np.array_equal(got[0], want[0])
+    assert got[1].tobytes() == want[1].tobytes()  # (-0.0 and 0.0 differ here)
+    assert counts[0] == counts[3] == want[0].shape[0]
+    assert (want[1] == 0.0).any()
+
+
+def test_pair_topk_walks_a_heavy_feature_with_a_column_twice_as_dots_does():
+    # a malformed block (a column twice in a feature's list) is not summed as
+    # a dense row: both products are added, as dots() adds them
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    bt_indptr = np.array([0, 5, 6], np.int64)
+    bt_indices = np.array([0, 1, 1, 2, 3, 3], np.int32)
+    bt_data = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    a = (np.array([0, 2, 3], np.int64), np.array([0, 1, 0], np.int32), np.array([1.0, 1.0, 2.0]))
+    b = (bt_indptr, bt_indices, bt_data)
+    got, want = _topk_all(c, a, b, 4, 2, 0), _dots_all(c, a, b, 4, 2, 0)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert dict(zip(*(x.tolist() for x in got))) == {
+        0: 1.0, 1: 5.0, 2: 4.0, 3: 11.0, 2 ** 32: 2.0, 2 ** 32 + 1: 10.0, 2 ** 32 + 2: 8.0,
+        2 ** 32 + 3: 10.0}
