@@ -17,8 +17,13 @@ __all__ = ["runner_class", "runner_kwargs", "probe", "task_python", "TASK_ENV", 
 #: where setuptools is installed) answers that import by loading setuptools
 #: and pkg_resources, about half a CPU second a task.  Off, the standard
 #: library's distutils (up to Python 3.11) or the shim in the package zip
-#: (3.12 and later) serves mrjob's two names.
-TASK_ENV = {"SETUPTOOLS_USE_DISTUTILS": "stdlib"}
+#: (3.12 and later) serves mrjob's two names.  A task is one process a core
+#: (the runner runs as many side by side as there are cores), and none calls
+#: BLAS: numpy's OpenBLAS would start a thread a core in each, at its import,
+#: whose spinning takes CPU from the task beside it (about 0.08 CPU s an
+#: empty task) -- one thread, as for OpenMP and MKL.
+TASK_ENV = {"SETUPTOOLS_USE_DISTUTILS": "stdlib", "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 #: environment of the inline and local runners' tasks: the launcher's directory
 LAUNCH_DIR = "MRSPARSE_LAUNCH_DIR"

@@ -32,14 +32,16 @@ def _large(tmp_path):
     return str(path)
 
 
-def test_tasks_run_without_setuptools_distutils_hook(tmp_path):
+def test_tasks_run_without_setuptools_distutils_hook_and_blas_threads(tmp_path):
     path = _small(tmp_path)
     for runner in ("local", "hadoop"):
         env = _job("-r", runner, path)._runner_kwargs()["cmdenv"]
         assert env["SETUPTOOLS_USE_DISTUTILS"] == "stdlib"
-    env = _job("-r", "local", "--cmdenv", "SETUPTOOLS_USE_DISTUTILS=local", path
-               )._runner_kwargs()["cmdenv"]
+        assert env["OPENBLAS_NUM_THREADS"] == env["OMP_NUM_THREADS"] == "1"
+    env = _job("-r", "local", "--cmdenv", "SETUPTOOLS_USE_DISTUTILS=local", "--cmdenv",
+               "OPENBLAS_NUM_THREADS=4", path)._runner_kwargs()["cmdenv"]
     assert env["SETUPTOOLS_USE_DISTUTILS"] == "local"  # the user's choice wins
+    assert env["OPENBLAS_NUM_THREADS"] == "4"
 
 
 def test_a_small_input_gets_one_block(tmp_path):
