@@ -42,6 +42,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -897,6 +898,16 @@ pair_topk(PyObject *self, PyObject *args)
     const int finite_only = limit == HUGE_VAL;
     const char *why = "an index out of range";
     uint64_t seed = SEED;
+    /* [quiet_lo, quiet_hi]: the scores that pass every check unchanged (kind
+     * 1: not snapped; in the limit; not below the threshold); such a score
+     * below its row's floor and its column's changes nothing and is passed
+     * over at once (the same counts, offers and errors) */
+    double quiet_lo = finite_only ? -DBL_MAX : -limit, quiet_hi = finite_only ? DBL_MAX : limit;
+    if (kind == 1) {
+        quiet_lo = fmax(quiet_lo, nextafter(UNIT_SNAP - 1.0, HUGE_VAL));
+        quiet_hi = fmin(quiet_hi, nextafter(1.0 - UNIT_SNAP, -HUGE_VAL));
+    }
+    quiet_lo = fmax(quiet_lo, threshold);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = r0; r < r1 && ok; r++) {
         int64_t lo = mode == 0 ? 0 : (mode == 1 ? r + 1 : r);
@@ -924,6 +935,8 @@ pair_topk(PyObject *self, PyObject *args)
             n++;
             scored++;
             double sc = acc[c];
+            if (sc < rfloor && sc >= quiet_lo && sc <= quiet_hi && (!mirror || sc < floor[c]))
+                continue;
             if (kind == 1) {
                 if (sc > UNIT_LIMIT || sc < -UNIT_LIMIT) {
                     unit_error = 1;
