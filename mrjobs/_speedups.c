@@ -1669,14 +1669,14 @@ json_number(const char *p, const char *end, double *v)
     return p;
 }
 
-static PyObject *
-parse_json_line(PyObject *self, PyObject *arg)
+/* The common JSON line of view parsed into doc, *ids (16 bytes each) and *w
+ * (n of them, PyMem buffers the caller frees): 1; 0 for any other line; -1
+ * out of memory. */
+static int
+parse_common(const Py_buffer *view, unsigned char *doc, unsigned char **ids_out,
+             double **w_out, Py_ssize_t *n_out)
 {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    const char *p = view.buf, *end = p + view.len;
-    unsigned char doc[16];
+    const char *p = view->buf, *end = p + view->len;
     unsigned char *ids = NULL;
     double *w = NULL;
     Py_ssize_t n = 0, cap = 0;
@@ -1759,9 +1759,32 @@ parse_json_line(PyObject *self, PyObject *arg)
     if (skip_blank(p, end) != end)
         goto out;
     ok = 1;
-out:;
+out:
+    *ids_out = ids;
+    *w_out = w;
+    *n_out = n;
+    return ok;
+nomem:
+    *ids_out = ids;
+    *w_out = w;
+    *n_out = 0;
+    return -1;
+}
+
+static PyObject *
+parse_json_line(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    unsigned char doc[16], *ids;
+    double *w;
+    Py_ssize_t n;
+    int ok = parse_common(&view, doc, &ids, &w, &n);
     PyObject *result = NULL;
-    if (!ok)
+    if (ok < 0)
+        PyErr_NoMemory();
+    else if (!ok)
         result = Py_NewRef(Py_None);
     else
         result = Py_BuildValue("(y#y#N)", (const char *)doc, (Py_ssize_t)16,
@@ -1772,11 +1795,78 @@ out:;
     PyMem_Free(w);
     PyBuffer_Release(&view);
     return result;
-nomem:
+}
+
+typedef struct {
+    unsigned char id[16];
+    double w;
+} Entry;
+
+static int
+entry_cmp(const void *x, const void *y)
+{
+    return memcmp(((const Entry *)x)->id, ((const Entry *)y)->id, 16);
+}
+
+/*
+ * parse_json_sorted(line bytes) -> (doc bytes, ids bytes, weights bytearray) or None
+ *
+ * parse_json_line, then the features in UUID order, for a line that needs no
+ * more than that: at least one feature, none twice, no weight 0.  Such a
+ * line's vector is the one the jobs make of it (sorted, repeats summed, zeros
+ * dropped: here nothing to sum or drop); None for any other line.
+ */
+static PyObject *
+parse_json_sorted(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    unsigned char doc[16], *ids;
+    double *w;
+    Py_ssize_t n;
+    int ok = parse_common(&view, doc, &ids, &w, &n);
+    PyObject *result = NULL;
+    Entry *e = NULL;
+    if (ok < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!ok || n < 1) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    e = PyMem_Malloc(n * sizeof(Entry));
+    if (!e) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (w[i] == 0.0) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        memcpy(e[i].id, ids + 16 * i, 16);
+        e[i].w = w[i];
+    }
+    qsort(e, n, sizeof(Entry), entry_cmp);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i && memcmp(e[i - 1].id, e[i].id, 16) == 0) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        memcpy(ids + 16 * i, e[i].id, 16);
+        w[i] = e[i].w;
+    }
+    result = Py_BuildValue("(y#y#N)", (const char *)doc, (Py_ssize_t)16, (const char *)ids,
+                           16 * n, PyByteArray_FromStringAndSize((const char *)w,
+                                                                 n * (Py_ssize_t)sizeof(double)));
+done:
+    PyMem_Free(e);
     PyMem_Free(ids);
     PyMem_Free(w);
     PyBuffer_Release(&view);
-    return PyErr_NoMemory();
+    return result;
 }
 
 static PyMethodDef methods[] = {
@@ -1795,6 +1885,9 @@ static PyMethodDef methods[] = {
      "-> (groups, others, scores) as bytes."},
     {"parse_json_line", parse_json_line, METH_O,
      "parse_json_line(line) -> (doc, ids, weights) of the common JSON input line, or None."},
+    {"parse_json_sorted", parse_json_sorted, METH_O,
+     "parse_json_sorted(line) -> (doc, ids, weights) of a common JSON input line that needs "
+     "only sorting, sorted; or None."},
     {"repr_floats", repr_floats, METH_O,
      "repr_floats(scores) -> [repr(score), ...], as the JSON output writes them."},
     {"kept_take", kept_take, METH_VARARGS,

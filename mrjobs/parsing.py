@@ -370,6 +370,21 @@ def _common_json(line, float32):
     return doc, ids, w
 
 
+def sorted_json(line, fmt="auto", float32=False):
+    """The vector of a common JSON line that needs only sorting (parsed and
+    sorted in C: at least one feature, none twice, no weight 0) as the jobs
+    make it of the line -- :func:`parse_vector`, then features sorted,
+    repeats summed, zeros dropped --, or None: any other line (and
+    ``--float32``, and without the C kernels) takes that way."""
+    if _c.C is None or float32 or fmt not in ("json", "auto"):
+        return None
+    fast = _c.C.parse_json_sorted(line)
+    if fast is None:
+        return None
+    doc, raw, w = fast
+    return doc, np.frombuffer(raw, ID_DTYPE), np.frombuffer(w, np.float64)
+
+
 def parse_vector(line, fmt="auto", float32=False):
     """Parse one input line.
 

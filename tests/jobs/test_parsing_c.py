@@ -113,3 +113,49 @@ def test_random_lines_read_alike(features, upper, sep, data):
             b = data.draw(st.integers(0, 127))
             _same(line[:i] + bytes([b]) + line[i + 1:], mp)
             _same(line[:i], mp)
+
+
+def _job_vector(line, c_module, monkeypatch, float32=False):
+    """The vector the jobs make of ``line`` (MRSparseDotProducts.read_vector:
+    parsed, sorted, repeats summed, zeros dropped), with the C kernels
+    ``c_module``; and the counters it added."""
+    from mrjobs.dot_products import MRSparseDotProducts
+
+    monkeypatch.setattr(mrjobs.parsing._c, "C", c_module)
+    job = MRSparseDotProducts(["--float32"] if float32 else [])
+    job._lines = 0
+    try:
+        got = job.read_vector(line)
+    except InputError as e:
+        return ("error", e.kind, str(e)), None
+    counts = dict(job.counts)
+    if got is None:
+        return None, counts
+    doc, ids, w = got
+    return (doc, ids.tobytes(), w.tobytes(), w.dtype.str), counts
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0, -0.0, 1, 2.5]),
+    st.integers(min_value=-2**70, max_value=2**70))), max_size=12), st.booleans())
+def test_the_sorted_fast_path_makes_the_jobs_vector(features, float32):
+    # parse_json_sorted takes a line with no repeat and no zero and sorts it:
+    # the same vector (and counters) as parse_vector + sort_sum + zeros
+    # dropped; repeats (few ids here), zeros and empty lines go the old way
+    body = ", ".join('"%s": %s' % (ID % k, json.dumps(v)) for k, v in features)
+    line = ('{"id": "%s", "features": {%s}}' % (ID % 99, body)).encode()
+    with pytest.MonkeyPatch.context() as mp:
+        fast = _job_vector(line, c, mp, float32)
+        slow = _job_vector(line, None, mp, float32)
+    assert fast == slow, line
+
+
+def test_the_sorted_fast_path_takes_only_lines_that_need_no_more():
+    one = _line([(ID % 3, "1.5"), (ID % 2, "-2")])
+    doc, ids, w = c.parse_json_sorted(one)
+    assert ids == uuid.UUID(ID % 2).bytes + uuid.UUID(ID % 3).bytes
+    assert np.frombuffer(w, np.float64).tolist() == [-2.0, 1.5]
+    for line in (_line([(ID % 2, "1"), (ID % 2, "2")]), _line([(ID % 2, "0")]),
+                 _line([(ID % 2, "-0.0")]), _line([]), b"\xef\xbb\xbf" + one):
+        assert c.parse_json_sorted(line) is None, line
