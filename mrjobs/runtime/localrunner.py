@@ -76,7 +76,8 @@ def _import_local_runner():
 
 LocalMRJobRunner = _import_local_runner()
 
-from mrjob.sim import _symlink_or_copy  # noqa: E402  (mrjob.bin first)
+from mrjob.cat import is_compressed  # noqa: E402  (mrjob.bin first)
+from mrjob.sim import _symlink_or_copy  # noqa: E402
 
 from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
 
@@ -163,6 +164,9 @@ class LocalRunner(LocalMRJobRunner):
         files as they are: each is a split, linked, not copied."""
         step = self._get_step(step_num)
         input_paths = list(input_paths)
+        if step_num == 0 and self._sized() and not self._uses_input_manifest() and not any(
+                is_compressed(p) for p in input_paths):
+            return self._cut_input(input_paths, step_num)
         if (not self._sized() or step_num == 0 or "mapper" in step or "combiner" in step
                 or self._uses_input_manifest()):
             return super()._split_mapper_input(input_paths, step_num)
@@ -172,6 +176,24 @@ class LocalRunner(LocalMRJobRunner):
             self.fs.mkdir(os.path.dirname(dest))
             _symlink_or_copy(os.path.abspath(path), dest)
             splits.append(dict(file=path, start=0, length=os.stat(path)[stat.ST_SIZE]))
+        return splits
+
+    def _cut_input(self, input_paths, step_num):
+        """mrjob's splits of uncompressed input files (a split ends with the
+        line that brings it to the split size), found by reading only near
+        each cut and copied in the kernel where it can (mrjob reads and
+        writes every line in Python: a quarter of a second for 50 MB)."""
+        split_size = self._pick_mapper_split_size(input_paths, step_num)
+        splits = []
+        for path in input_paths:
+            with open(path, "rb") as src:
+                bounds = input_cuts(src, os.stat(path)[stat.ST_SIZE], split_size)
+                for start, end in zip(bounds, bounds[1:]):
+                    dest = self._task_input_path("mapper", step_num, len(splits))
+                    self.fs.mkdir(os.path.dirname(dest))
+                    with open(dest, "wb") as out:
+                        _copy_range(src, out, start, end - start)
+                    splits.append(dict(file=path, start=start, length=end - start))
         return splits
 
     def _split_reducer_input(self, step_num):
@@ -327,6 +349,39 @@ def _line_start(f, pos, window=1 << 16):
             return begin + newline + 1
         end = begin
     return 0
+
+
+def input_cuts(f, size, split_size):
+    r"""Byte offsets ``[0, ..., size]`` of mrjob's map splits of an
+    uncompressed file of ``size`` bytes: a split takes lines until it holds
+    at least ``split_size`` bytes (one empty split for an empty file).
+
+    >>> import io
+    >>> input_cuts(io.BytesIO(b"aa\nb\ncc\nd"), 9, 3), input_cuts(io.BytesIO(b""), 0, 3)
+    ([0, 3, 8, 9], [0, 0])
+    """
+    bounds = [0]
+    while True:
+        start = bounds[-1]
+        end = size if start + split_size >= size else _line_end(f, start + split_size - 1, size)
+        bounds.append(end)
+        if end >= size:
+            return bounds
+
+
+def _line_end(f, pos, size, window=1 << 16):
+    """Offset just past the first newline at or after byte ``pos`` (``size``
+    if there is none)."""
+    while pos < size:
+        f.seek(pos)
+        chunk = f.read(window)
+        if not chunk:
+            break
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return pos + newline + 1
+        pos += len(chunk)
+    return size
 
 
 def _copy_range(src, out, start, length):

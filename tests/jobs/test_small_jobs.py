@@ -170,6 +170,31 @@ def test_reduce_splits_are_whole_keys_near_even_cuts(tmp_path):
             assert max(map(len, parts)) <= path.stat().st_size / n * 1.5
 
 
+def test_map_splits_are_mrjobs(tmp_path):
+    """The local runner cuts the input where mrjob's runner cuts it (a split
+    takes lines until it holds the split size), reading only near the cuts."""
+    import random
+    from mrjob.sim import _group_records_for_split
+    rng = random.Random(5)
+    for case in range(60):
+        lines = [b"x" * rng.choice([0, 1, 5, 40, 300]) + b"\n" for _ in range(rng.randint(0, 30))]
+        if lines and rng.random() < 0.3:
+            lines[-1] = lines[-1][:-1] or b"y"  # no newline at the end
+        data = b"".join(lines)
+        split_size = rng.choice([1, 2, 7, 50, 400, 10 ** 6])
+        groups = {}
+        for g, line in _group_records_for_split(iter(lines), split_size):
+            groups[g] = groups.get(g, 0) + len(line)
+        want = [0]
+        for g in sorted(groups):
+            want.append(want[-1] + groups[g])
+        path = tmp_path / ("in%d" % case)
+        path.write_bytes(data)
+        with open(path, "rb") as f:
+            got = localrunner.input_cuts(f, len(data), split_size)
+        assert got == (want if lines else [0, 0]), (lines, split_size)
+
+
 def test_stripes_keeps_mrjobs_splits(tmp_path):
     path = _small(tmp_path)
     _, tasks = _run_local(tmp_path, "stripes", ["--num-cores", "1", "--strategy", "stripes",
