@@ -639,9 +639,11 @@ typedef struct {
     int32_t *mark, *touched; /* n_c */
 } Rows;
 
-/* (AVX2 where the processor has it, chosen at load: 4 doubles an instruction;
- * a multiply and an add each, no fused multiply-add, so the same doubles) */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* (AVX2 where the processor has it, chosen at load through an ifunc -- GCC on
+ * x86-64 glibc: 4 doubles an instruction; a multiply and an add each, no
+ * fused multiply-add, so the same doubles) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+    && defined(__GLIBC__)
 #define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define VECTOR_CLONES

@@ -18,7 +18,9 @@ does not depend on the partitioning):
 
 mrjob's runners import ``pyspark``, where it is installed, to look for
 ``spark-submit``; this one leaves that import to a Spark step.  Where a step
-has a single task, it runs without a process pool; a step
+has a single task, it runs without a process pool; the first step's map
+splits of an uncompressed input are mrjob's, cut reading only near each cut
+and copied in the kernel (:func:`input_cuts`); a step
 without a mapper hands the previous step's part files to the sort as they are
 (mrjob copies them line by line), and a single reduce split is the sorted
 file itself.  Without ``split_bytes`` the splits are mrjob's, byte for byte.
