@@ -225,14 +225,9 @@ class SparseJob(MRJob):
         self.status.tell(done=True)
 
     def read_vector(self, line):
-        """Parse, check and normalise one input line.
-
-        Returns
-        -------
-        (doc, ids, weights) or None
-            Sorted unique feature ids, zero weights dropped; None for a
-            blank or skipped line.
-        """
+        """Parse, check and normalise one input line: ``(doc, ids, weights)``
+        (sorted unique feature ids, zero weights dropped), or None for a
+        blank or skipped line."""
         self._lines += 1
         fast = sorted_json(line, self.options.input_format, self.options.float32)
         if fast is not None:  # (the common line: nothing to count but itself)
