@@ -1773,8 +1773,49 @@ nomem:
     return -1;
 }
 
+typedef struct {
+    unsigned char id[16];
+    double w;
+} Entry;
+
+static int
+entry_cmp(const void *x, const void *y)
+{
+    return memcmp(((const Entry *)x)->id, ((const Entry *)y)->id, 16);
+}
+
+/*
+ * A parsed line's features in UUID order, in place: 1; 0 if the line needs
+ * more than that (no feature, one twice, a weight 0), -1 out of memory.
+ */
+static int
+sort_features(unsigned char *ids, double *w, Py_ssize_t n)
+{
+    if (n < 1)
+        return 0;
+    Entry *e = PyMem_Malloc(n * sizeof(Entry));
+    if (!e)
+        return -1;
+    int ok = 1;
+    for (Py_ssize_t i = 0; i < n && ok; i++) {
+        ok = w[i] != 0.0;
+        memcpy(e[i].id, ids + 16 * i, 16);
+        e[i].w = w[i];
+    }
+    if (ok)
+        qsort(e, n, sizeof(Entry), entry_cmp);
+    for (Py_ssize_t i = 0; i < n && ok; i++) {
+        ok = !(i && memcmp(e[i - 1].id, e[i].id, 16) == 0);
+        memcpy(ids + 16 * i, e[i].id, 16);
+        w[i] = e[i].w;
+    }
+    PyMem_Free(e);
+    return ok;
+}
+
+/* parse_json_line (sort 0) and parse_json_sorted (sort 1) */
 static PyObject *
-parse_json_line(PyObject *self, PyObject *arg)
+parse_line(PyObject *arg, int sort)
 {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
@@ -1783,6 +1824,8 @@ parse_json_line(PyObject *self, PyObject *arg)
     double *w;
     Py_ssize_t n;
     int ok = parse_common(&view, doc, &ids, &w, &n);
+    if (ok > 0 && sort)
+        ok = sort_features(ids, w, n);
     PyObject *result = NULL;
     if (ok < 0)
         PyErr_NoMemory();
@@ -1799,15 +1842,10 @@ parse_json_line(PyObject *self, PyObject *arg)
     return result;
 }
 
-typedef struct {
-    unsigned char id[16];
-    double w;
-} Entry;
-
-static int
-entry_cmp(const void *x, const void *y)
+static PyObject *
+parse_json_line(PyObject *self, PyObject *arg)
 {
-    return memcmp(((const Entry *)x)->id, ((const Entry *)y)->id, 16);
+    return parse_line(arg, 0);
 }
 
 /*
@@ -1821,54 +1859,7 @@ entry_cmp(const void *x, const void *y)
 static PyObject *
 parse_json_sorted(PyObject *self, PyObject *arg)
 {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    unsigned char doc[16], *ids;
-    double *w;
-    Py_ssize_t n;
-    int ok = parse_common(&view, doc, &ids, &w, &n);
-    PyObject *result = NULL;
-    Entry *e = NULL;
-    if (ok < 0) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (!ok || n < 1) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    e = PyMem_Malloc(n * sizeof(Entry));
-    if (!e) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (w[i] == 0.0) {
-            result = Py_NewRef(Py_None);
-            goto done;
-        }
-        memcpy(e[i].id, ids + 16 * i, 16);
-        e[i].w = w[i];
-    }
-    qsort(e, n, sizeof(Entry), entry_cmp);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (i && memcmp(e[i - 1].id, e[i].id, 16) == 0) {
-            result = Py_NewRef(Py_None);
-            goto done;
-        }
-        memcpy(ids + 16 * i, e[i].id, 16);
-        w[i] = e[i].w;
-    }
-    result = Py_BuildValue("(y#y#N)", (const char *)doc, (Py_ssize_t)16, (const char *)ids,
-                           16 * n, PyByteArray_FromStringAndSize((const char *)w,
-                                                                 n * (Py_ssize_t)sizeof(double)));
-done:
-    PyMem_Free(e);
-    PyMem_Free(ids);
-    PyMem_Free(w);
-    PyBuffer_Release(&view);
-    return result;
+    return parse_line(arg, 1);
 }
 
 static PyMethodDef methods[] = {
