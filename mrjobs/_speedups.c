@@ -327,9 +327,18 @@ select_best(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
         double ps = s[hi];
         int64_t po = o[hi];
         Py_ssize_t store = lo;
-        for (Py_ssize_t i = lo; i < hi; i++)
-            if (better(s[i], o[i], ps, po))
-                swap(s, o, i, store++);
+        for (Py_ssize_t i = lo; i < hi; i++) {
+            /* branch-free: [lo, store) better than the pivot, [store, i) not;
+             * entry i swapped with the first that is not, which it joins
+             * unless it is better (a branch an entry missed half the time) */
+            double xs = s[i];
+            int64_t xo = o[i];
+            s[i] = s[store];
+            o[i] = o[store];
+            s[store] = xs;
+            o[store] = xo;
+            store += (xs > ps) | ((xs == ps) & (xo < po));
+        }
         swap(s, o, store, hi);
         if (store == t)
             return;
@@ -342,11 +351,67 @@ select_best(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
 
 #define SEED 0x9E3779B97F4A7C15ULL
 
+#define CUT_SAMPLE 64
+
+/* A full buffer (cap > k entries) cut, in one pass where it can: p is the
+ * score of an evenly spaced sample of the buffer at the rank where about
+ * k + (cap - k) / 3 entries score at least as high; when at least k entries
+ * are not below p, and at most cap - (cap - k) / 8 - 1 (room is made), they
+ * are kept (moved to the front in their order, no branch an entry) and
+ * *floor set to p.  Otherwise (ties, a sample that missed, a small buffer)
+ * the exact cut to the k best, *floor the worst of them.  Either way every
+ * entry that can be among the group's k best is kept (at least k entries are
+ * not below *floor), so the group's k best in the end are the same entries;
+ * the exact cut alone cost ~10 branches an entry kept, most of pair_topk's
+ * time at --top-k 1000. */
+static void
+cut_buffer(double *bs, int64_t *bo, int64_t *h, Py_ssize_t k, Py_ssize_t cap,
+           double *floor, uint64_t *seed)
+{
+    if (cap >= 2 * CUT_SAMPLE) {
+        double smp[CUT_SAMPLE];
+        Py_ssize_t stride = cap / CUT_SAMPLE;
+        for (int i = 0; i < CUT_SAMPLE; i++) {  /* insertion sort, best first */
+            double v = bs[i * stride];
+            int j = i;
+            for (; j > 0 && smp[j - 1] < v; j--)
+                smp[j] = smp[j - 1];
+            smp[j] = v;
+        }
+        Py_ssize_t want = k + (cap - k) / 3;
+        Py_ssize_t rank = want * CUT_SAMPLE / cap;
+        double p = smp[rank < CUT_SAMPLE ? rank : CUT_SAMPLE - 1];
+        Py_ssize_t kept = 0;
+        for (Py_ssize_t i = 0; i < cap; i++)
+            kept += !(bs[i] < p);
+        if (kept >= k && kept <= cap - (cap - k) / 8 - 1) {
+            Py_ssize_t j = 0;
+            for (Py_ssize_t i = 0; i < cap; i++) {
+                double v = bs[i];
+                int64_t o = bo[i];
+                bs[j] = v;
+                bo[j] = o;
+                j += !(v < p);
+            }
+            *h = j;
+            *floor = p;
+            return;
+        }
+    }
+    select_best(bs, bo, cap, k, seed);
+    *h = k;
+    double w = bs[0];
+    for (Py_ssize_t i = 1; i < k; i++)
+        if (bs[i] < w)
+            w = bs[i];
+    *floor = w;
+}
+
 /* Append an entry to a group's buffer of the best entries seen (h of them,
- * in slots of which there are cap > k); a full buffer is cut to its k best,
- * and *floor raised to the worst of them: entries below it cannot be among
- * the group's k best, and the caller turns them away without a write.  O(1)
- * an entry, amortized (a cut, O(cap), comes once in cap - k entries). */
+ * in slots of which there are cap > k); a full buffer is cut (cut_buffer)
+ * and *floor raised: entries below it cannot be among the group's k best,
+ * and the caller turns them away without a write.  O(1) an entry, amortized
+ * (a cut, O(cap), comes once in at least (cap - k) / 8 entries). */
 static inline void
 buffer_offer(double *bs, int64_t *bo, int64_t *h, Py_ssize_t k, Py_ssize_t cap,
              double *floor, double st, int64_t ot, uint64_t *seed)
@@ -355,13 +420,7 @@ buffer_offer(double *bs, int64_t *bo, int64_t *h, Py_ssize_t k, Py_ssize_t cap,
     bo[*h] = ot;
     if (++*h < cap)
         return;
-    select_best(bs, bo, cap, k, seed);
-    *h = k;
-    double w = bs[0];
-    for (Py_ssize_t i = 1; i < k; i++)
-        if (bs[i] < w)
-            w = bs[i];
-    *floor = w;
+    cut_buffer(bs, bo, h, k, cap, floor, seed);
 }
 
 /*

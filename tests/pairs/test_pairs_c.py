@@ -370,3 +370,47 @@ def test_pair_topk_walks_a_heavy_feature_with_a_column_twice_as_dots_does():
     assert dict(zip(*(x.tolist() for x in got))) == {
         0: 1.0, 1: 5.0, 2: 4.0, 3: 11.0, 2 ** 32: 2.0, 2 ** 32 + 1: 10.0, 2 ** 32 + 2: 8.0,
         2 ** 32 + 3: 10.0}
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("k", [100, 250])
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_large_k_buffers_cut_by_a_sampled_floor_keep_the_same_best(k, diagonal, ties):
+    # a buffer of cap >= 128 slots is cut to the entries not below a score
+    # sampled from it (exactly, to its k best, when the sample misses or ties
+    # leave no room): rows and columns of hundreds of candidates each, with
+    # scores from a few values (ties everywhere) or random floats
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    rng = np.random.default_rng(k + 7 * diagonal + 3 * ties)
+
+    def block(n):
+        m = sp.random(n, 12, density=0.5, random_state=rng, format="csr")
+        m.data = (rng.integers(1, 3, m.nnz).astype(float) if ties
+                  else rng.standard_normal(m.nnz))
+        m.sort_indices()
+        return m
+
+    A = block(900)
+    C = A if diagonal else block(700)
+    got_c, _ = _raw(A, C, k, 10 ** 6, "c", diagonal=diagonal)
+    got_np, _ = _raw(A, C, k, 10 ** 6, "numpy", diagonal=diagonal)
+    for direction in (ROWS, COLUMNS):
+        assert got_c[direction].keys() == got_np[direction].keys()
+        assert any(len(v) == k for v in got_np[direction].values()) or (
+            diagonal and direction == COLUMNS)
+        for g, pairs in got_np[direction].items():
+            assert sorted(got_c[direction][g]) == sorted(pairs)
+    # kept_offer and kept_take, the buffers the numpy path's columns use
+    g = rng.integers(0, 3, 20000)
+    s = rng.integers(0, 4, 20000).astype(float) if ties else rng.standard_normal(20000)
+    o = np.arange(20000)
+    cap = k + k // 2
+    ks, ko, kn, floor = _kept(3, cap)
+    for part in np.array_split(np.arange(20000), 7):
+        c.kept_offer(g[part], o[part], s[part], False, k, cap, ks, ko, kn, floor)
+    out = np.empty(3 * k, np.int64), np.empty(3 * k, np.int64), np.empty(3 * k)
+    assert c.kept_take(k, ks, ko, kn, *out) == 3 * k
+    for group in range(3):
+        mine = np.flatnonzero(g == group)
+        best = mine[np.lexsort((o[mine], -s[mine]))][:k]
+        assert sorted(out[1][out[0] == group].tolist()) == sorted(best.tolist())
