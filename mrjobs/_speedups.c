@@ -492,6 +492,178 @@ top_k_rows(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(m);
 }
 
+/* An entry of a vector's row in the rows step: its score and its id's 16
+ * bytes (in the pieces' buffers) */
+typedef struct {
+    double s;
+    const unsigned char *id;
+} Cand;
+
+/* x before y: a higher score, or the same and a smaller id (bytes) */
+static inline int
+cand_before(const Cand *x, const Cand *y)
+{
+    return x->s > y->s || (x->s == y->s && memcmp(x->id, y->id, 16) < 0);
+}
+
+/* partition c[lo..hi] around a pseudo-random pivot: its place */
+static Py_ssize_t
+cand_partition(Cand *c, Py_ssize_t lo, Py_ssize_t hi, uint64_t *seed)
+{
+    uint64_t x = *seed;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *seed = x;
+    Py_ssize_t p = lo + (Py_ssize_t)(x % (uint64_t)(hi - lo + 1));
+    Cand pv = c[p];
+    c[p] = c[hi];
+    c[hi] = pv;
+    Py_ssize_t store = lo;
+    for (Py_ssize_t i = lo; i < hi; i++)
+        if (cand_before(&c[i], &pv)) {
+            Cand tmp = c[i];
+            c[i] = c[store];
+            c[store++] = tmp;
+        }
+    c[hi] = c[store];
+    c[store] = pv;
+    return store;
+}
+
+/* c[0..n) in cand_before's order: quicksort (the smaller side recursed, so
+ * the depth stays O(log n)), insertion sort below 16 */
+static void
+cand_sort(Cand *c, Py_ssize_t n, uint64_t *seed)
+{
+    while (n > 16) {
+        Py_ssize_t p = cand_partition(c, 0, n - 1, seed);
+        if (p < n - 1 - p) {
+            cand_sort(c, p, seed);
+            c += p + 1;
+            n -= p + 1;
+        }
+        else {
+            cand_sort(c + p + 1, n - 1 - p, seed);
+            n = p;
+        }
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        Cand v = c[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && cand_before(&v, &c[j - 1]); j--)
+            c[j] = c[j - 1];
+        c[j] = v;
+    }
+}
+
+/* the k first of n in cand_before's order moved to the front (quickselect) */
+static void
+cand_select(Cand *c, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
+{
+    Py_ssize_t lo = 0, hi = n - 1, t = k - 1;
+    while (k < n && hi > lo) {
+        Py_ssize_t store = cand_partition(c, lo, hi, seed);
+        if (store == t)
+            return;
+        if (store < t)
+            lo = store + 1;
+        else
+            hi = store - 1;
+    }
+}
+
+/*
+ * merge_top_k(ids list, scores list, k) -> (ids bytes, scores bytes) or None
+ *
+ * A vector's row from its pieces (piece i: ids[i], 16 bytes an entry, and
+ * scores[i], float64): its k best entries, score descending, ties by id
+ * (bytes) ascending -- the row
+ * mrjobs.scoring.merge_rows makes, found in O(entries + k log k) without
+ * gathering the pieces in numpy first.  None when a score is NaN (the caller
+ * orders those its own way).
+ */
+static PyObject *
+merge_top_k(PyObject *self, PyObject *args)
+{
+    PyObject *ids_l, *sc_l;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &ids_l, &PyList_Type, &sc_l, &k))
+        return NULL;
+    Py_ssize_t np_ = PyList_GET_SIZE(ids_l);
+    if (k < 1 || PyList_GET_SIZE(sc_l) != np_)
+        return bad("merge_top_k: shapes");
+    Py_buffer *views = PyMem_Calloc(2 * (np_ ? np_ : 1), sizeof(Py_buffer));
+    if (!views)
+        return PyErr_NoMemory();
+    PyObject *result = NULL;
+    Cand *c = NULL;
+    Py_ssize_t got = 0, n = 0;
+    for (; got < np_; got++) {
+        Py_buffer *vi = &views[2 * got], *vs = &views[2 * got + 1];
+        if (PyObject_GetBuffer(PyList_GET_ITEM(ids_l, got), vi, PyBUF_SIMPLE) < 0)
+            goto done;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(sc_l, got), vs, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(vi);
+            goto done;
+        }
+        if (vi->len % 16 || vs->len % 8 || vi->len / 16 != vs->len / 8) {
+            got++;
+            bad("merge_top_k: a piece's ids and scores differ in length");
+            goto done;
+        }
+        n += vs->len / 8;
+    }
+    c = PyMem_Malloc((n ? n : 1) * sizeof(Cand));
+    if (!c) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int nan = 0;
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < np_; i++) {
+        const unsigned char *id = views[2 * i].buf;
+        const double *sc = views[2 * i + 1].buf;
+        for (Py_ssize_t j = 0, len = views[2 * i + 1].len / 8; j < len; j++, m++) {
+            double v;
+            memcpy(&v, sc + j, sizeof(v));
+            nan |= v != v;
+            c[m].s = v;
+            c[m].id = id + 16 * j;
+        }
+    }
+    if (nan) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    Py_ssize_t kept = k < n ? k : n;
+    uint64_t seed = SEED;
+    Py_BEGIN_ALLOW_THREADS
+    cand_select(c, n, kept, &seed);
+    cand_sort(c, kept, &seed);
+    Py_END_ALLOW_THREADS
+    PyObject *ids = PyBytes_FromStringAndSize(NULL, 16 * kept);
+    PyObject *scores = ids ? PyBytes_FromStringAndSize(NULL, 8 * kept) : NULL;
+    if (scores) {
+        char *pi = PyBytes_AS_STRING(ids), *ps = PyBytes_AS_STRING(scores);
+        for (Py_ssize_t i = 0; i < kept; i++) {
+            memcpy(pi + 16 * i, c[i].id, 16);
+            memcpy(ps + 8 * i, &c[i].s, 8);
+        }
+        result = PyTuple_Pack(2, ids, scores);
+    }
+    Py_XDECREF(ids);
+    Py_XDECREF(scores);
+done:
+    for (Py_ssize_t i = 0; i < got; i++) {
+        PyBuffer_Release(&views[2 * i]);
+        PyBuffer_Release(&views[2 * i + 1]);
+    }
+    PyMem_Free(views);
+    PyMem_Free(c);
+    return result;
+}
+
 /*
  * kept_offer(groups q, others q, scores d, skip_self, k, ks d, ko q, kn q, floor d)
  *
@@ -1927,6 +2099,8 @@ static PyMethodDef methods[] = {
     {"dots", dots, METH_VARARGS,
      "dots(a_indptr, a_indices, a_data, bt_indptr, bt_indices, bt_data, n_c, r0, r1, mode, "
      "out_r, out_c, out_d) -> pairs written, or -1 if they do not fit."},
+    {"merge_top_k", merge_top_k, METH_VARARGS,
+     "merge_top_k(ids, scores, k) -> (ids, scores) of a row's k best from its pieces, or None."},
     {"top_k_rows", top_k_rows, METH_VARARGS,
      "top_k_rows(groups, others, scores, k, out_g, out_o, out_s) -> entries written."},
     {"kept_offer", kept_offer, METH_VARARGS,
