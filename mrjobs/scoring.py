@@ -154,18 +154,25 @@ def _gather(pieces, k, limit):
     return np.concatenate(ids_l), np.concatenate(sc_l)
 
 
+#: the smallest --top-k whose rows the C kernels merge one at a time: a
+#: rows-step task of 10,000 vectors of the 20,000-vector Zipf corpus took
+#: 10% more CPU at --top-k 10 that way than in numpy batches, 10-20% less at
+#: 30 and 100, 20% less at 1000
+C_MERGE_K = 20
+
+
 class RowMerger:
     """:func:`merge_rows` for many vectors at once: the rows step's reducer
     hands it each vector's pieces (:meth:`add`, in key order) and gets the
     rows back, in the same order, a batch at a time -- each batch of at least
     ``limit`` entries ordered by one :func:`~mrjobs.kernels.top_k_groups`
     call, where a vector at a time cost a few numpy calls each (most of the
-    rows step's CPU time at ``--top-k 10``).  With ``--top-k`` and the C
-    kernels, a vector's row comes back at once instead, merged by one C call
-    (``merge_top_k``: its pieces' k best, without gathering them in numpy; at
-    ``--top-k 1000`` the numpy batches were half of the rows step's CPU
-    time); a row with a NaN score waits for a batch.  The same rows as
-    :func:`merge_rows`, in the same order, either way.
+    rows step's CPU time at ``--top-k 10``).  With ``--top-k`` of at least
+    :data:`C_MERGE_K` and the C kernels, a vector's row comes back at once
+    instead, merged by one C call (``merge_top_k``: its pieces' k best,
+    without gathering them in numpy); a row with a NaN score waits for a
+    batch.  The same rows as :func:`merge_rows`, in the same order, either
+    way.
 
     >>> from mrcodecs.jobwire import Stripe
     >>> m = RowMerger(1, 10)
@@ -178,8 +185,10 @@ class RowMerger:
     def __init__(self, k, limit):
         self.k, self.limit = k, limit
         self._docs, self._ids, self._scores, self._held = [], [], [], 0
-        # with --top-k and the C kernels, each row is merged as it comes
-        self._merge = None if k is None or _c.C is None else _c.C.merge_top_k
+        # with --top-k of at least C_MERGE_K and the C kernels, each row is
+        # merged as it comes
+        self._merge = (None if k is None or k < C_MERGE_K or _c.C is None
+                       else _c.C.merge_top_k)
 
     def add(self, doc, pieces):
         """Take a vector's pieces; the rows of a full batch (a list of

@@ -8,6 +8,8 @@ import pytest
 from mrcodecs.jobwire import Stripe
 from mrjobs.scoring import RowMerger, merge_rows
 
+pytestmark = pytest.mark.asan  # (merge_top_k, C)
+
 
 def _pieces(rng, n_vectors, kind="float64"):
     ids = rng.integers(0, 256, (60, 16), dtype=np.uint8).view("S16").ravel()
