@@ -52,7 +52,8 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
                             check_dot_products_options,
                             dot_products_memory_advice)
 from mrjobs.strategies.blocks import BlocksStrategy
-from mrjobs.strategies.sizing import bytes_per_entry, default_blocks, df_cut_form
+from mrjobs.strategies.sizing import (bytes_per_entry, default_blocks, df_cut_form,
+                                     entries_per_line)
 from mrjobs.counters import (INPUT, NOT_SCORABLE, OUTPUT_LINES, QUERY_VECTOR_IDS,
                              QUERY_VECTORS_READ, VECTOR_IDS, VECTORS_READ, WORK)
 from mrjobs.parsing import FORMATS, POSTINGS
@@ -181,9 +182,13 @@ class MRSparseDotProducts(SparseJob):
         runner's cores."""
         o = self.options
         paths = list(o.args) or ["-"]
+        line = first_line(paths)
+        bpe = bytes_per_entry(o.input_format, line)
+        # (a posting list's line is a feature's, not a vector's)
+        per_vector = None if o.input_format == POSTINGS else entries_per_line(line, bpe)
         return default_blocks(self._input_size(), o.runner or "inline", o.num_cores,
-                              o.buffer_entries,
-                              bytes_per_entry(o.input_format, first_line(paths)))
+                              o.buffer_entries, bpe, top_k=o.top_k,
+                              entries_per_vector=per_vector)
 
     def split_bytes(self):
         # blocks gives the same bytes for every partitioning; stripes' sums

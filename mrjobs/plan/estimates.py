@@ -10,10 +10,12 @@ from mrjobs.pairs.kernel import LIVE_SHARE_MAX
 from mrjobs.plan import resources
 from mrjobs.plan.sample import PlanError
 from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
+from mrjobs.parsing import POSTINGS
 from mrjobs.runtime.paths import first_line, local_size
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
                                       bytes_per_entry, cores, default_blocks, df_cut_form,
-                                      estimate_blocks, pair_memory_bytes, reducers)
+                                      entries_per_line, estimate_blocks, pair_memory_bytes,
+                                      reducers)
 
 __all__ = ["POSTING_ENTRY_BYTES", "MAX_TASKS", "estimate", "job_args"]
 
@@ -162,24 +164,28 @@ def job_args(o, inputs=None):
     return args
 
 
-def _job_blocks(o, input_bytes):
+def _job_blocks(o, input_bytes, mean_length):
     """The block count the job would choose: ``--blocks``, else the job's own
     default for this input (or, with --vectors, for an input of
-    ``input_bytes``, by the same rule); and the default's rule before the
-    job's limit of :data:`~mrjobs.strategies.sizing.MAX_BLOCKS` (None when
-    within it)."""
+    ``input_bytes`` of vectors of ``mean_length`` entries, by the same rule);
+    and the default's rule before the job's limit of
+    :data:`~mrjobs.strategies.sizing.MAX_BLOCKS` (None when within it)."""
     if o.blocks is not None:
         return o.blocks, None
     if o.vectors is None:
         paths = (list(o.inputs) or ["-"]) + ([o.queries] if o.queries else [])
         logging.getLogger("mrjobs.strategies.sizing").disabled = True
         try:
-            bpe = bytes_per_entry(o.input_format, first_line(o.inputs or ["-"]))
-            b = default_blocks(local_size(paths), o.runner, o.num_cores, input_bytes_per_entry=bpe)
+            line = first_line(o.inputs or ["-"])
+            bpe = bytes_per_entry(o.input_format, line)
+            per_vector = None if o.input_format == POSTINGS else entries_per_line(line, bpe)
+            b = default_blocks(local_size(paths), o.runner, o.num_cores, input_bytes_per_entry=bpe,
+                               top_k=o.top_k, entries_per_vector=per_vector)
         finally:
             logging.getLogger("mrjobs.strategies.sizing").disabled = False
     else:
-        b = estimate_blocks(int(input_bytes) // INPUT_BYTES_PER_ENTRY, reducers(o.runner, o.num_cores))
+        b = estimate_blocks(int(input_bytes) // INPUT_BYTES_PER_ENTRY, reducers(o.runner, o.num_cores),
+                            top_k=o.top_k, entries_per_vector=mean_length)
     return (b, None) if b <= MAX_BLOCKS else (MAX_BLOCKS, b)
 
 
@@ -266,7 +272,9 @@ def estimate(corpus, queries, o, calibration=None):
     R = _reducers(o)
     e["reducers"] = R
     if o.strategy == "blocks":
-        B, e["blocks_over_limit"] = _job_blocks(o, e["input_bytes"])
+        lengths = fams[-1].s.lengths
+        B, e["blocks_over_limit"] = _job_blocks(
+            o, e["input_bytes"], float(lengths.mean()) if lengths.shape[0] else None)
         e["blocks"] = B
         e["block_pairs"] = B * B if queries is not None else B * (B + 1) // 2
         # --max-df: the form the job would choose for this runner and B

@@ -11,6 +11,7 @@ import logging
 import os
 
 __all__ = ["default_blocks", "reducers", "cores", "estimate_blocks", "pair_memory_bytes", "df_cut_form",
+           "rows_outweigh", "entries_per_line", "ROWS_OVER_INPUT",
            "DF_CUT_FORMS", "DEFAULT_BLOCK_ENTRIES", "INPUT_BYTES_PER_ENTRY", "COMPACT_BYTES_PER_ENTRY",
            "bytes_per_entry", "MAX_BLOCKS"]
 
@@ -106,23 +107,53 @@ SMALL_ENTRIES = 100_000
 #: 12.5 s at top-10; 50,000 vectors: B = 3 41.7 s, B = 4 44.4 s.
 PAIRS_PER_REDUCER = 3
 
+#: --top-k, in entries of a vector, past which the partial rows outweigh
+#: what more block pairs share out: each block adds a partial row of up to K
+#: entries to each vector (n·K entries, against the n·L of the vectors), and
+#: the pair step writes, the local runner sorts and copies, and the rows step
+#: reads them all.  Measured on 2 cores, 20,000 Zipf vectors of ~50 entries,
+#: cosine, wall (B = 1 / 2 / 3): top-10 5.9 / 4.5 / 4.3 s, top-100 6.8 / 7.2 /
+#: 6.5 s, top-1000 16.0 / 20.8 / 22.3 s.
+ROWS_OVER_INPUT = 4
 
-def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES):
+
+def rows_outweigh(top_k, entries_per_vector):
+    """Whether ``--top-k`` is past :data:`ROWS_OVER_INPUT` times a vector's
+    entries (an estimate; None: not known, False).
+
+    >>> rows_outweigh(1000, 50), rows_outweigh(100, 50), rows_outweigh(1000, None)
+    (True, False, False)
+    """
+    return bool(top_k and entries_per_vector and top_k > ROWS_OVER_INPUT * entries_per_vector)
+
+
+def entries_per_line(line, input_bytes_per_entry):
+    """A vector's entries estimated from one input line (None: no line)."""
+    return None if not line else max(len(line) / input_bytes_per_entry, 1.0)
+
+
+def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES, top_k=None,
+                    entries_per_vector=None):
     """A block count for about ``entries`` vector entries.
 
     Enough blocks that one holds at most ``block_entries`` entries, and, with
     several reducers, enough block pairs (:data:`PAIRS_PER_REDUCER` a
     reducer) that uneven pairs still keep them all busy; but one block for a
     small input (at most :data:`SMALL_ENTRIES`), whose product costs less
-    than starting more tasks.
+    than starting more tasks, and no more blocks than memory asks for when
+    ``top_k`` is past :data:`ROWS_OVER_INPUT` times ``entries_per_vector``
+    (:func:`rows_outweigh`).
 
     >>> estimate_blocks(10_000), estimate_blocks(10_000, reducers=2)
     (1, 1)
     >>> estimate_blocks(200_000, reducers=2), estimate_blocks(100_000_000)
     (3, 50)
+    >>> estimate_blocks(1_000_000, 2, top_k=1000, entries_per_vector=50)
+    1
     """
     b = max(1, -(-int(entries) // block_entries))
-    if reducers > 1 and int(entries) > SMALL_ENTRIES:
+    if (reducers > 1 and int(entries) > SMALL_ENTRIES
+            and not rows_outweigh(top_k, entries_per_vector)):
         while b * (b + 1) // 2 < PAIRS_PER_REDUCER * reducers:
             b += 1
     return b
@@ -152,10 +183,12 @@ def reducers(runner, num_cores=None):
 
 
 def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,
-                   input_bytes_per_entry=INPUT_BYTES_PER_ENTRY):
+                   input_bytes_per_entry=INPUT_BYTES_PER_ENTRY, top_k=None,
+                   entries_per_vector=None):
     """``--blocks`` when it is not given: from the input's size in bytes
     (None: not local files; ``input_bytes_per_entry`` from
-    :func:`bytes_per_entry`) and the runner (:func:`reducers`), at most
+    :func:`bytes_per_entry`), the runner (:func:`reducers`) and ``--top-k``
+    against a vector's entries (:func:`estimate_blocks`), at most
     :data:`MAX_BLOCKS`; logs the choice.
 
     >>> default_blocks(10_000, "local", 2), default_blocks(None, "inline")
@@ -168,7 +201,11 @@ def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,
                  "set --blocks N for your corpus)", blocks)
         return blocks
     entries = input_bytes // input_bytes_per_entry
-    blocks = estimate_blocks(entries, n)
+    blocks = estimate_blocks(entries, n, top_k=top_k, entries_per_vector=entries_per_vector)
+    if blocks < estimate_blocks(entries, n):
+        log.info("blocks strategy: --top-k %d is more than %d times a vector's ~%.0f "
+                 "entries: fewer blocks, fewer partial rows", top_k, ROWS_OVER_INPUT,
+                 entries_per_vector)
     if blocks > MAX_BLOCKS:  # an input over ~900 GB: the job's own limit
         log.warning("blocks strategy: %d blocks would suit this input, more than the "
                     "job takes (%d): using %d; each block-pair reducer then holds more "
