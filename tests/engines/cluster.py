@@ -50,6 +50,23 @@ TASK_MEMORY = {
 }
 
 
+#: a test cluster's latency (job settings, in the client's mapred-site): the
+#: AppMaster asks for containers every 250 ms (1 s by default), and the
+#: AppMaster and task JVMs -- short-lived here, and many on two cores --
+#: compile with C1 alone and collect with the serial GC (the admin opts come
+#: before a job's own java.opts, which keep their -Xmx); a map task's sort
+#: buffer is 32 MB (100 MB by default, zeroed by each task)
+LATENCY = {
+    "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms": "250",
+    "yarn.app.mapreduce.am.admin-command-opts": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    "mapreduce.admin.map.child.java.opts": "-Djava.net.preferIPv4Stack=true "
+    "-Dhadoop.metrics.log.level=WARN -XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    "mapreduce.admin.reduce.child.java.opts": "-Djava.net.preferIPv4Stack=true "
+    "-Dhadoop.metrics.log.level=WARN -XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    "mapreduce.task.io.sort.mb": "32",
+}
+
+
 class ClusterError(RuntimeError):
     """The cluster did not start or did not stop; the message holds its log's end."""
 
@@ -167,6 +184,8 @@ class Cluster:
             "yarn.minicluster.use-rpc": "true",
             # a NodeManager's stop waits this + 1.25 s for containers (default 5 s)
             "yarn.nodemanager.process-kill-wait.ms": "1000",
+            # NodeManagers report (and get containers) every 250 ms (default 1 s)
+            "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "250",
             # every port chosen here: no clash with another program's defaults
             "yarn.resourcemanager.scheduler.address": "localhost:%d" % p["scheduler"],
             "yarn.resourcemanager.resource-tracker.address": "localhost:%d" % p["tracker"],
@@ -258,7 +277,7 @@ class Cluster:
             # the tasks (without it: "Could not find or load main class MRAppMaster")
             "yarn.is.minicluster": "true",
         })
-        _site(os.path.join(self.conf_dir, "mapred-site.xml"), dict(TASK_MEMORY, **{
+        _site(os.path.join(self.conf_dir, "mapred-site.xml"), dict(TASK_MEMORY, **LATENCY, **{
             "mapreduce.framework.name": "yarn",
             "mapreduce.jobhistory.address": "localhost:%d" % p["jhs"],
             "mapreduce.jobhistory.webapp.address": "localhost:%d" % p["jhsweb"],
