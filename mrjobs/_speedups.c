@@ -308,6 +308,18 @@ swap(double *s, int64_t *o, Py_ssize_t i, Py_ssize_t j)
     o[j] = to;
 }
 
+/* A pseudo-random index in [lo, hi] (xorshift64; the quickselects' pivots) */
+static inline Py_ssize_t
+pivot_in(Py_ssize_t lo, Py_ssize_t hi, uint64_t *seed)
+{
+    uint64_t x = *seed;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *seed = x;
+    return lo + (Py_ssize_t)(x % (uint64_t)(hi - lo + 1));
+}
+
 /* Move the k best of n entries to the front (in no set order): quickselect
  * with a pseudo-random pivot, expected O(n).  Which entries are the k best
  * does not depend on the pivots (the order is strict). */
@@ -318,12 +330,7 @@ select_best(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
         return;
     Py_ssize_t lo = 0, hi = n - 1, t = k - 1;
     while (hi > lo) {
-        uint64_t x = *seed;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        *seed = x;
-        swap(s, o, lo + (Py_ssize_t)(x % (uint64_t)(hi - lo + 1)), hi);
+        swap(s, o, pivot_in(lo, hi, seed), hi);
         double ps = s[hi];
         int64_t po = o[hi];
         Py_ssize_t store = lo;
@@ -333,10 +340,7 @@ select_best(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
              * unless it is better (a branch an entry missed half the time) */
             double xs = s[i];
             int64_t xo = o[i];
-            s[i] = s[store];
-            o[i] = o[store];
-            s[store] = xs;
-            o[store] = xo;
+            swap(s, o, i, store);
             store += (xs > ps) | ((xs == ps) & (xo < po));
         }
         swap(s, o, store, hi);
@@ -510,12 +514,7 @@ cand_before(const Cand *x, const Cand *y)
 static Py_ssize_t
 cand_partition(Cand *c, Py_ssize_t lo, Py_ssize_t hi, uint64_t *seed)
 {
-    uint64_t x = *seed;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *seed = x;
-    Py_ssize_t p = lo + (Py_ssize_t)(x % (uint64_t)(hi - lo + 1));
+    Py_ssize_t p = pivot_in(lo, hi, seed);
     Cand pv = c[p];
     c[p] = c[hi];
     c[hi] = pv;
