@@ -189,12 +189,14 @@ def _job_blocks(o, input_bytes, mean_length):
     return (b, None) if b <= MAX_BLOCKS else (MAX_BLOCKS, b)
 
 
-def _suggest_blocks(entries, o, R):
+def _suggest_blocks(entries, o, R, mean_length):
     """The smallest B with at least 4 block pairs a reduce task (one block for
-    a small input, as the job's default), blocks of at most
+    a small input, and no more than memory asks for past --top-k 4x
+    ``mean_length``, as the job's default), blocks of at most
     DEFAULT_BLOCK_ENTRIES and a pair reducer within --reducer-memory."""
     top = MAX_BLOCKS
-    b = min(estimate_blocks(entries, min(R, MAX_TASKS), DEFAULT_BLOCK_ENTRIES), top)
+    b = min(estimate_blocks(entries, min(R, MAX_TASKS), DEFAULT_BLOCK_ENTRIES, top_k=o.top_k,
+                            entries_per_vector=mean_length), top)
     if o.reducer_memory:
         limit = o.reducer_memory * 2 ** 20
         while pair_memory_bytes(entries, b, o.buffer_entries) > limit and b < top:
@@ -273,8 +275,8 @@ def estimate(corpus, queries, o, calibration=None):
     e["reducers"] = R
     if o.strategy == "blocks":
         lengths = fams[-1].s.lengths
-        B, e["blocks_over_limit"] = _job_blocks(
-            o, e["input_bytes"], float(lengths.mean()) if lengths.shape[0] else None)
+        mean_length = float(lengths.mean()) if lengths.shape[0] else None
+        B, e["blocks_over_limit"] = _job_blocks(o, e["input_bytes"], mean_length)
         e["blocks"] = B
         e["block_pairs"] = B * B if queries is not None else B * (B + 1) // 2
         # --max-df: the form the job would choose for this runner and B
@@ -287,7 +289,7 @@ def estimate(corpus, queries, o, calibration=None):
             2 if queries is not None else 1)
         e["pair_entries"] = entries
         e["memory"] = pair_memory_bytes(entries, B, o.buffer_entries)
-        e["suggested_blocks"] = _suggest_blocks(entries, o, R)
+        e["suggested_blocks"] = _suggest_blocks(entries, o, R, mean_length)
         e["products_computed"] = _products_computed(e, o)
     else:
         e["memory"] = e["max_df_kept"] * POSTING_ENTRY_BYTES + o.buffer_entries * 48

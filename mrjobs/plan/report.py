@@ -54,7 +54,9 @@ def _warnings(e, o):
             % e["suggested_blocks"] if o.strategy == "blocks" and e["suggested_blocks"] >
             e["blocks"] else "use --max-df or bigger reducers" if o.strategy == "blocks"
             else "use --max-df"))
-    if o.strategy == "blocks" and e["block_pairs"] < e["reducers"]:
+    # (past --top-k 4x a vector's entries, fewer blocks are the better trade)
+    if (o.strategy == "blocks" and e["block_pairs"] < e["reducers"]
+            and e["suggested_blocks"] > e["blocks"]):
         out.append("%d block pairs for %d reduce tasks: some reducers of the pairs step idle "
                    "(--blocks %d)" % (e["block_pairs"], e["reducers"], e["suggested_blocks"]))
     if e.get("cut_resolution", 99) < 10:

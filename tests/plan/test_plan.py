@@ -219,3 +219,21 @@ def test_cli_prints_a_plan_and_clear_errors(corpora, tmp_path):
                            corpora["600"], "--include-self"], capture_output=True, text=True)
     assert both.returncode == 2 and "Traceback" not in both.stderr
     assert "--include-self: does not apply with --queries" in both.stderr
+
+
+def test_large_top_k_takes_fewer_blocks_in_the_job_and_the_plan(tmp_path):
+    # past --top-k 4x a vector's entries the partial rows outweigh what more
+    # block pairs share out: the job's default and the plan take the fewest
+    # blocks memory allows, and the plan does not call that idle reducers
+    from mrjobs.dot_products import MRSparseDotProducts
+    path = corpus(tmp_path / "c6000.jsonl", 6000)  # ~120,000 entries: not small
+    blocks = {}
+    for k in (10, 200):
+        args = [path, "--measure", "cosine", "--top-k", str(k)]
+        o = options(*args, "-r", "local", "--num-cores", "2")
+        e = P.plan(o)
+        job = MRSparseDotProducts(args + ["-r", "local", "--num-cores", "2"])
+        blocks[k] = (e["blocks"], job._default_blocks())
+        if k == 200:
+            assert "reducers of the pairs step idle" not in P.format_plan(e, o)
+    assert blocks == {10: (3, 3), 200: (1, 1)}
