@@ -178,11 +178,10 @@ class MRSparseDotProducts(SparseJob):
         return local_size(paths)
 
     def _default_blocks(self):
-        """--blocks from the input's size (local files), its format and the
-        runner's cores."""
+        """--blocks from the input's size (local files), its format, the
+        runner's cores and --top-k against a vector's entries."""
         o = self.options
-        paths = list(o.args) or ["-"]
-        line = first_line(paths)
+        line = first_line(list(o.args) or ["-"])
         bpe = bytes_per_entry(o.input_format, line)
         # (a posting list's line is a feature's, not a vector's)
         per_vector = None if o.input_format == POSTINGS else entries_per_line(line, bpe)
