@@ -53,7 +53,7 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
                             dot_products_memory_advice)
 from mrjobs.strategies.blocks import BlocksStrategy
 from mrjobs.strategies.sizing import (bytes_per_entry, default_blocks, df_cut_form,
-                                     entries_per_line)
+                                     vector_entries)
 from mrjobs.counters import (INPUT, NOT_SCORABLE, OUTPUT_LINES, QUERY_VECTOR_IDS,
                              QUERY_VECTORS_READ, VECTOR_IDS, VECTORS_READ, WORK)
 from mrjobs.parsing import FORMATS, POSTINGS
@@ -182,12 +182,10 @@ class MRSparseDotProducts(SparseJob):
         runner's cores and --top-k against a vector's entries."""
         o = self.options
         line = first_line(list(o.args) or ["-"])
-        bpe = bytes_per_entry(o.input_format, line)
-        # (a posting list's line is a feature's, not a vector's)
-        per_vector = None if o.input_format == POSTINGS else entries_per_line(line, bpe)
         return default_blocks(self._input_size(), o.runner or "inline", o.num_cores,
-                              o.buffer_entries, bpe, top_k=o.top_k,
-                              entries_per_vector=per_vector)
+                              o.buffer_entries, bytes_per_entry(o.input_format, line),
+                              top_k=o.top_k,
+                              entries_per_vector=vector_entries(o.input_format, line))
 
     def split_bytes(self):
         # blocks gives the same bytes for every partitioning; stripes' sums

@@ -10,12 +10,11 @@ from mrjobs.pairs.kernel import LIVE_SHARE_MAX
 from mrjobs.plan import resources
 from mrjobs.plan.sample import PlanError
 from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
-from mrjobs.parsing import POSTINGS
 from mrjobs.runtime.paths import first_line, local_size
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
                                       bytes_per_entry, cores, default_blocks, df_cut_form,
-                                      entries_per_line, estimate_blocks, pair_memory_bytes,
-                                      reducers)
+                                      estimate_blocks, pair_memory_bytes, reducers,
+                                      vector_entries)
 
 __all__ = ["POSTING_ENTRY_BYTES", "MAX_TASKS", "estimate", "job_args"]
 
@@ -177,10 +176,10 @@ def _job_blocks(o, input_bytes, mean_length):
         logging.getLogger("mrjobs.strategies.sizing").disabled = True
         try:
             line = first_line(o.inputs or ["-"])
-            bpe = bytes_per_entry(o.input_format, line)
-            per_vector = None if o.input_format == POSTINGS else entries_per_line(line, bpe)
-            b = default_blocks(local_size(paths), o.runner, o.num_cores, input_bytes_per_entry=bpe,
-                               top_k=o.top_k, entries_per_vector=per_vector)
+            b = default_blocks(local_size(paths), o.runner, o.num_cores,
+                               input_bytes_per_entry=bytes_per_entry(o.input_format, line),
+                               top_k=o.top_k,
+                               entries_per_vector=vector_entries(o.input_format, line))
         finally:
             logging.getLogger("mrjobs.strategies.sizing").disabled = False
     else:

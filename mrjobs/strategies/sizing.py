@@ -11,7 +11,7 @@ import logging
 import os
 
 __all__ = ["default_blocks", "reducers", "cores", "estimate_blocks", "pair_memory_bytes", "df_cut_form",
-           "rows_outweigh", "entries_per_line", "ROWS_OVER_INPUT",
+           "rows_outweigh", "vector_entries", "ROWS_OVER_INPUT",
            "DF_CUT_FORMS", "DEFAULT_BLOCK_ENTRIES", "INPUT_BYTES_PER_ENTRY", "COMPACT_BYTES_PER_ENTRY",
            "bytes_per_entry", "MAX_BLOCKS"]
 
@@ -127,9 +127,18 @@ def rows_outweigh(top_k, entries_per_vector):
     return bool(top_k and entries_per_vector and top_k > ROWS_OVER_INPUT * entries_per_vector)
 
 
-def entries_per_line(line, input_bytes_per_entry):
-    """A vector's entries estimated from one input line (None: no line)."""
-    return None if not line else max(len(line) / input_bytes_per_entry, 1.0)
+def vector_entries(input_format, first_line=None):
+    """A vector's entries estimated from the input's ``first_line`` (at
+    :func:`bytes_per_entry` bytes an entry); None without a line, or for
+    posting lists (a line is a feature's, not a vector's).
+
+    >>> vector_entries("json", b"x" * 450), vector_entries("postings", b"x"), vector_entries("json")
+    (10.0, None, None)
+    """
+    from mrjobs.parsing import POSTINGS
+    if not first_line or input_format == POSTINGS:
+        return None
+    return max(len(first_line) / bytes_per_entry(input_format, first_line), 1.0)
 
 
 def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES, top_k=None,
