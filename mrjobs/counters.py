@@ -40,8 +40,9 @@ ZERO_WEIGHT = "zero weight (entry dropped)"
 FLOAT32_ZERO_WEIGHT = TINY_WEIGHT
 NOT_SCORABLE = ("vector not scorable by the measure (skipped; e.g. constant weights for "
                 "pearson)")
-#: the vectors step's reducers: each distinct id of each family once (the lines
-#: of a repeated id merged; empty vectors included), whatever becomes of it
+#: the vectors step's reducers (or one block pair of each block, where the
+#: mappers feed the pairs): each distinct id of each family once (the lines of
+#: a repeated id merged; empty vectors included), whatever becomes of it
 VECTOR_IDS = "distinct vector ids"
 QUERY_VECTOR_IDS = "distinct query vector ids"
 #: counters of what was read (not notes about the input)
@@ -104,8 +105,9 @@ def without_output_line(step_counters):
     that does not count them.
 
     Both counts are exact on every runner: each distinct id of each family
-    is counted once, by the reducer of the vectors step that holds it (empty
-    vectors included), and each output line once, by the reducer of the rows
+    is counted once, by the reducer of the vectors step that holds it (or
+    by one block pair of its block; empty vectors included), and each output
+    line once, by the reducer of the rows
     step that writes it; a vector that shares no feature with another (or
     keeps no score) reaches no reducer of the rows step, hence the
     difference.

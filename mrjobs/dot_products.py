@@ -39,6 +39,14 @@ Steps
 *rows*
     The reducer of a vector joins its partial rows, keeps the ``--top-k``
     best (score descending, ties by smaller UUID) and writes the output line.
+
+The blocks strategy without ``--max-df`` (on vectors, not posting lists)
+runs two steps, *pairs* and *rows* (the direct form): the pair step's
+mappers parse and check the lines and send each vector as read to its block
+pairs, and the reducer of a block pair merges a repeated id's lines, prepares
+the vectors and counts the ids (:func:`side_preparer`) -- what the vectors
+step would have done, with the same output bytes and counters, one shuffle
+of the input fewer.
 """
 import logging
 import os
@@ -54,7 +62,7 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
 from mrjobs.strategies.blocks import BlocksStrategy
 from mrjobs.strategies.sizing import (bytes_per_entry, default_blocks, df_cut_form,
                                      vector_entries)
-from mrjobs.counters import (INPUT, NOT_SCORABLE, OUTPUT_LINES, QUERY_VECTOR_IDS,
+from mrjobs.counters import (INPUT, NOT_SCORABLE, Counters, OUTPUT_LINES, QUERY_VECTOR_IDS,
                              QUERY_VECTORS_READ, VECTOR_IDS, VECTORS_READ, WORK)
 from mrjobs.parsing import FORMATS, POSTINGS
 from mrjobs.strategies.combining import PostingBuffer
@@ -134,7 +142,7 @@ class MRSparseDotProducts(SparseJob):
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), max_df=o.max_df,
             blocks=o.blocks, prune=not o.no_prune, df_cut=self._df_cut_form(),
-            status=self.status)
+            status=self.status, prepare_side=side_preparer(self) if self._direct() else None)
 
     def _df_cut_form(self):
         """``--df-cut-form`` as the launcher set it, else "join": a job built
@@ -158,17 +166,7 @@ class MRSparseDotProducts(SparseJob):
                     raise JobError(str(e)) from None
             kwargs["input_paths"] = inputs + [o.queries]
         if o.strategy == "blocks":
-            if o.blocks is None:
-                o.blocks = self._default_blocks()
-            if "--blocks" not in kwargs["extra_args"]:
-                kwargs["extra_args"] = list(kwargs["extra_args"]) + ["--blocks", str(o.blocks)]
-            if o.max_df is not None and o.df_cut_form is None:
-                o.df_cut_form = df_cut_form(self._runner_class().alias, o.blocks,
-                                            bool(o.queries))
-            if o.max_df is not None and not any(
-                    a.startswith("--df-cut-form") for a in kwargs["extra_args"]):
-                kwargs["extra_args"] = list(kwargs["extra_args"]) + [
-                    "--df-cut-form", o.df_cut_form]
+            kwargs["extra_args"] = _blocks_args(self, kwargs["extra_args"])
         return kwargs
 
     def _input_size(self):
@@ -201,33 +199,29 @@ class MRSparseDotProducts(SparseJob):
         return kwargs
 
     def steps(self):
-        vectors = MRStep(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
-                         mapper_final=self.mapper_vectors_final,
-                         reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
-                         reducer_final=self.reducer_vectors_final)
-        rows = rows_step(self)
-        return [vectors] + [task_step(self, s) for s in self.strategy.steps()] + [rows]
+        mappers = dict(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
+                       mapper_final=self.mapper_vectors_final)
+        if self._direct():  # the mappers feed the block pairs (see the module doc)
+            return [task_step(self, self.strategy.steps()[0], mappers), rows_step(self)]
+        vectors = MRStep(reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
+                         reducer_final=self.reducer_vectors_final, **mappers)
+        return ([vectors] + [task_step(self, s) for s in self.strategy.steps()]
+                + [rows_step(self)])
 
-    # -- the vectors step ----------------------------------------------------
+    def _direct(self):
+        """Whether the vectors go from the mappers straight to the block pairs,
+        which merge and prepare them (blocks, without --max-df, vectors in)."""
+        o = self.options
+        return o.strategy == "blocks" and o.max_df is None and not self._from_postings()
 
-    def is_query_input(self):
-        q = self.options.queries
-        if not q:
-            return False
-        path = self._input_file()
-        if path == "<stdin>":
-            raise ValueError("--queries needs to know each map task's input file, but "
-                             "$mapreduce_map_input_file is not set (on Spark, pass "
-                             "--emulate-map-input-file)")
-        if self.options.queries_match == "name":
-            if getattr(self, "_query_names", None) is None:
-                self._query_names = query_names(q)
-            return os.path.basename(split_path(path)[2]) in self._query_names
-        return is_query_path(path, q)
+    # -- the vectors step (its mappers: the direct form's pair step's) ----------
 
     def mapper_vectors_init(self):
         self._task_init()
-        self._query = self.is_query_input()
+        self._query = is_query_input(self.options, self._input_file())
+        self._take = self._direct() and self.strategy.take
+        if self._take:
+            self.strategy.take_init()
         # --input-format postings: a line is a feature's posting list, which
         # the task turns into pieces of its documents' vectors
         self._pieces = PostingBuffer(self.options.buffer_entries, self.wire_dtype, self._query,
@@ -247,12 +241,18 @@ class MRSparseDotProducts(SparseJob):
             return
         if self._query:
             self.counts.add(INPUT, QUERY_VECTORS_READ)
-        # an empty vector too, so that the vectors step counts every id
-        yield doc, Stripe(ids, w.astype(self.wire_dtype, copy=False), query=self._query)
+        # an empty vector too, so that the step that merges lines counts every id
+        w = w.astype(self.wire_dtype, copy=False)
+        if self._take:  # raw, to the block pairs
+            yield from self._take(doc, self._query, ids, w, None)
+        else:
+            yield doc, Stripe(ids, w, query=self._query)
 
     def mapper_vectors_final(self):
         if self._pieces is not None:
             yield from self._pieces.flush()
+        if self._take:
+            yield from self.strategy.take_final()
         self._task_final()
 
     def reducer_vectors_init(self):
@@ -323,6 +323,36 @@ class MRSparseDotProducts(SparseJob):
         yield from _output_rows(self.counts, self._rows.add(doc, pieces))
 
 
+def is_query_input(options, path):
+    """Whether a map task's input file (``path``) is of ``--queries``."""
+    q = options.queries
+    if not q:
+        return False
+    if path == "<stdin>":
+        raise ValueError("--queries needs to know each map task's input file, but "
+                         "$mapreduce_map_input_file is not set (on Spark, pass "
+                         "--emulate-map-input-file)")
+    if options.queries_match == "name":
+        return os.path.basename(split_path(path)[2]) in query_names(q)
+    return is_query_path(path, q)
+
+
+def _blocks_args(job, extra_args):
+    """The tasks' arguments with the blocks strategy's choices made at launch:
+    ``--blocks`` (:func:`default_blocks` when not given) and, with
+    ``--max-df``, ``--df-cut-form`` (:func:`df_cut_form`)."""
+    o = job.options
+    if o.blocks is None:
+        o.blocks = job._default_blocks()
+    if "--blocks" not in extra_args:
+        extra_args = list(extra_args) + ["--blocks", str(o.blocks)]
+    if o.max_df is not None and o.df_cut_form is None:
+        o.df_cut_form = df_cut_form(job._runner_class().alias, o.blocks, bool(o.queries))
+    if o.max_df is not None and not any(a.startswith("--df-cut-form") for a in extra_args):
+        extra_args = list(extra_args) + ["--df-cut-form", o.df_cut_form]
+    return extra_args
+
+
 def rows_step(job):
     """The MRStep of the rows step: each reduce task's RowMerger made at its
     start and flushed at its end."""
@@ -344,9 +374,10 @@ def _output_rows(counts, rows):
     yield from rows
 
 
-def task_step(job, step):
+def task_step(job, step, mappers=None):
     """The MRStep of a strategy's :class:`~mrjobs.strategies.contract.Step`: its
-    init and final wrapped with the task's (counters in, counters out)."""
+    init and final wrapped with the task's (counters in, counters out); with
+    ``mappers`` (MRStep keywords), the step's mappers too."""
     def init():
         job._task_init()
         if step.init is not None:
@@ -357,16 +388,17 @@ def task_step(job, step):
             yield from step.final()
         job._task_final()
 
-    return MRStep(reducer_init=init, reducer=step.reducer, reducer_final=final)
+    return MRStep(reducer_init=init, reducer=step.reducer, reducer_final=final,
+                  **(mappers or {}))
 
 
-def prepare_batch(batch, measure_name, counts, take, n_features=None):
-    """Prepare a batch of vectors ``(doc, query, ids, weights)`` for the
-    measure (one vectorised call; ``n_features``: ``--num-features``) and
-    hand each to ``take`` (the strategy's); vectors the measure cannot score
-    are counted."""
-    lengths = np.array([b[2].shape[0] for b in batch], np.int64)
-    weights = np.concatenate([b[3] for b in batch]).astype(np.float64, copy=False)
+def _prepared(weights, lengths, measure_name, counts, n_features):
+    """``(prepared, stats, valid, nonzero)`` of vectors (float64 weights
+    concatenated, their lengths) for the measure, in one vectorised call
+    (``n_features``: ``--num-features``); the vectors it cannot score are
+    counted.  ``nonzero`` (None: all) marks the entries kept: under pearson
+    an entry whose centred weight is 0.0 is not an entry of the centred
+    vector (Mahout indexes its nonzero entries)."""
     try:
         prepared, stats = prepare_rows(measure_name, weights, lengths, n_features=n_features)
     except ValueError as e:
@@ -375,21 +407,93 @@ def prepare_batch(batch, measure_name, counts, take, n_features=None):
         raise ValueError("%s (is --num-features %d the number of distinct features of the "
                          "corpus?)" % (e, n_features)) from None
     measure = get_measure(measure_name)
-    valid = np.ones(len(batch), bool) if stats is None else measure.valid(stats)
+    valid = np.ones(lengths.shape[0], bool) if stats is None else measure.valid(stats)
     if not valid.all():
         counts.add(INPUT, NOT_SCORABLE, int((~valid).sum()))
+    nonzero = None if measure.index_zeros else prepared != 0
+    return prepared, stats, valid, nonzero
+
+
+def prepare_batch(batch, measure_name, counts, take, n_features=None):
+    """Prepare a batch of vectors ``(doc, query, ids, weights)`` for the
+    measure (:func:`_prepared`) and hand each to ``take`` (the strategy's)."""
+    lengths = np.array([b[2].shape[0] for b in batch], np.int64)
+    weights = np.concatenate([b[3] for b in batch]).astype(np.float64, copy=False)
+    prepared, stats, valid, nonzero = _prepared(weights, lengths, measure_name, counts,
+                                                n_features)
     ends = np.cumsum(lengths).tolist()
     starts = [0] + ends[:-1]
     stats_l = None if stats is None else stats.tolist()
-    # pearson: an entry whose centred weight is 0.0 is not an entry of the
-    # centred vector (Mahout indexes its nonzero entries)
-    nonzero = None if measure.index_zeros else prepared != 0
     for i, ((doc, query, ids, _), s, e) in enumerate(zip(batch, starts, ends)):
         if valid[i]:
             w = prepared[s:e]
             if nonzero is not None and not nonzero[s:e].all():
                 ids, w = ids[nonzero[s:e]], w[nonzero[s:e]]
             yield from take(doc, query, ids, w, None if stats_l is None else stats_l[i])
+
+
+def side_preparer(job):
+    """The direct form's preparation of a block pair's side of vectors as
+    the mappers read them (sorted by id), giving what the vectors step would
+    have sent: ``prepare(ids, lengths, feats, weights, query, count)`` ->
+    ``(ids, lengths, feats, weights, stats)``.  The lines of a repeated id
+    merged (:meth:`~mrjobs.job.SparseJob.merge_lines`), empty vectors
+    dropped, weights prepared for the measure (:func:`_prepared`), the
+    vectors it cannot score dropped, and the prepared weights rounded to the
+    wire's dtype as a block record would.  With ``count`` (one block pair of
+    each block does) the ids, merged lines and unscorable vectors are
+    counted; the other pairs count nothing."""
+    o = job.options
+
+    def prepare(ids, lengths, feats, weights, query, count):
+        counts = job.counts if count else Counters()
+        if ids.shape[0] > 1 and (ids[1:] == ids[:-1]).any():
+            ids, lengths, feats, weights = _merged_repeats(job, counts, ids, lengths, feats,
+                                                           weights)
+        # every distinct id once, here, where all of its lines meet
+        counts.add(INPUT, QUERY_VECTOR_IDS if query else VECTOR_IDS, ids.shape[0])
+        live = lengths > 0
+        if not live.all():
+            ids, lengths = ids[live], lengths[live]
+        prepared, stats, valid, nonzero = _prepared(weights, lengths, o.measure, counts,
+                                                    o.num_features)
+        keep = np.repeat(valid, lengths)
+        if nonzero is not None:
+            keep &= nonzero
+        if not keep.all():
+            vector = np.repeat(np.arange(ids.shape[0]), lengths)
+            lengths = np.bincount(vector[keep], minlength=ids.shape[0])[valid]
+            ids, feats, prepared = ids[valid], feats[keep], prepared[keep]
+            stats = None if stats is None else stats[valid]
+        w = prepared.astype(job.wire_dtype, copy=False).astype(np.float64, copy=False)
+        return ids, lengths.astype(np.int64, copy=False), feats, w, stats
+
+    return prepare
+
+
+def _merged_repeats(job, counts, ids, lengths, feats, weights):
+    """Vectors (sorted by id) with the lines of each repeated id merged into
+    one vector, as the vectors step merges them (empty lines add nothing;
+    an id whose merge fails, :meth:`~mrjobs.job.SparseJob.merge_lines`,
+    keeps no entry)."""
+    ends = np.cumsum(lengths).tolist()
+    starts = [0] + ends[:-1]
+    first = np.concatenate(([True], ids[1:] != ids[:-1]))
+    bounds = np.flatnonzero(first).tolist() + [ids.shape[0]]
+    out_lengths, out_feats, out_w = [], [], []
+    for a, b in zip(bounds, bounds[1:]):
+        parts = [Stripe(feats[starts[v]:ends[v]], weights[starts[v]:ends[v]])
+                 for v in range(a, b) if ends[v] > starts[v]]
+        f, w = (parts[0].ids, parts[0].values) if len(parts) == 1 else (feats[:0], weights[:0])
+        if len(parts) > 1:
+            merged = job.merge_lines(ids[a].tobytes(), parts, counts=counts)
+            if merged is not None:
+                f, w = merged
+        out_lengths.append(f.shape[0])
+        out_feats.append(f)
+        out_w.append(np.asarray(w, np.float64))
+    return (ids[first], np.array(out_lengths, np.int64), np.concatenate(out_feats),
+            np.concatenate(out_w))
 
 
 if __name__ == "__main__":

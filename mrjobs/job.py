@@ -268,7 +268,7 @@ class SparseJob(MRJob):
             self.counts.add(INPUT, EMPTY_POSTING_LIST if postings else EMPTY_VECTOR)
         return doc, ids, w
 
-    def merge_lines(self, doc, parts, postings=False):
+    def merge_lines(self, doc, parts, postings=False, counts=None):
         """One vector from the :class:`~mrcodecs.jobwire.Stripe` s of the lines
         that share the id ``doc``: weights of a repeated feature summed in a
         canonical order (:func:`mrjobs.kernels.merge_sum`), zero sums dropped.
@@ -286,12 +286,13 @@ class SparseJob(MRJob):
             Sorted unique ids and float64 weights (empty if they all cancel);
             None when the lines are skipped.
         """
+        counts = self.counts if counts is None else counts
         ids, w, _, sizes = merge_sum(np.concatenate([p.ids for p in parts]),
                                      np.concatenate([p.values for p in parts]))
         if not postings:
-            self.counts.add(INPUT, DUPLICATE_VECTOR_LINES, len(parts) - 1)
+            counts.add(INPUT, DUPLICATE_VECTOR_LINES, len(parts) - 1)
         elif sizes.shape[0] < sum(p.ids.shape[0] for p in parts):
-            self.counts.add(INPUT, DUPLICATE_FEATURE, int((sizes > 1).sum()))
+            counts.add(INPUT, DUPLICATE_FEATURE, int((sizes > 1).sum()))
         over = ~(np.abs(w) <= weight_limit(self.options.float32))
         if over.any():
             i = int(np.argmax(over))
@@ -302,11 +303,11 @@ class SparseJob(MRJob):
                               "float32" if self.options.float32 else "float64"))
             if self.options.strict:
                 raise e
-            self.counts.add(INPUT, BAD_SUM, 1 if postings else len(parts))
+            counts.add(INPUT, BAD_SUM, 1 if postings else len(parts))
             return None
         zero = w == 0.0
         if zero.any():
-            self.counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
+            counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
             ids, w = ids[~zero], w[~zero]
         return ids, w
 

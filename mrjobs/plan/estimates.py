@@ -239,6 +239,19 @@ def _reducers(o):
     return 1
 
 
+def _map_tasks(input_bytes, o):
+    """Map tasks of the first step: the job's local runner's (a task per
+    ``SPLIT_BYTES`` of input, at most one a core up to ``BALANCE_BYTES`` a
+    core: :func:`~mrjobs.runtime.localrunner.task_count`), mrjob's inline
+    runner's two, a cluster's one an HDFS block (128 MB)."""
+    from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
+    if o.runner == "local":
+        return task_count(int(input_bytes), cores(o.num_cores), SPLIT_BYTES)
+    if o.runner in (None, "inline"):
+        return 2
+    return max(1, -(-int(input_bytes) // 2**27))
+
+
 def _products_computed(e, o):
     """Entries of the block pairs' sparse products (the job's counter
     ``products computed``): every pair sharing a kept feature, once (a
@@ -301,6 +314,7 @@ def estimate(corpus, queries, o, calibration=None):
         from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
         R = e["reducers"] = task_count(int(vectors_step(e, wire)["bytes"]),
                                        cores(o.num_cores), SPLIT_BYTES)
+    e["map_tasks"] = _map_tasks(e["input_bytes"], o)
     e["steps"] = job_steps(e, wire, o, R)
     e["calibration"] = calibration
     _resources(e, fams, n_feat, o, calibration)

@@ -71,11 +71,14 @@ def memory_by_kind(e, o, c):
     """Peak RSS (bytes) by kind of process: ``launcher``, ``sort`` (of the
     largest step's input; local runner only), ``vectors-step task`` (the
     first step's reducers buffer entries into blocks or stripes; the other
-    tasks hold less), ``block-pair reducer`` or ``stripes reducer``."""
+    tasks hold less; ``map task`` where the mappers buffer them, blocks
+    without --max-df), ``block-pair reducer`` or ``stripes reducer``."""
     biggest = max((float(s["bytes"]) for s in e["steps"]), default=0.0)
-    buffered = min(o.buffer_entries, e["kept_entries"] / max(e["reducers"], 1))
-    out = {"launcher": c["rss_launcher"], "vectors-step task": c["rss_base"]
-           + c["rss_buffer"] * buffered}
+    direct = bool(e["steps"]) and "parse" in e["steps"][0]
+    buffered = min(o.buffer_entries, e["kept_entries"] / max(
+        e["map_tasks"] if direct else e["reducers"], 1))
+    out = {"launcher": c["rss_launcher"], "map task" if direct else "vectors-step task":
+           c["rss_base"] + c["rss_buffer"] * buffered}
     if o.runner in (None, "local"):
         out["sort"] = c["rss_sort"] * biggest + 4e6
     if o.strategy == "blocks":
@@ -95,19 +98,33 @@ def times(e, c, slots):
     own for the steps it ran (``steps``: vectors, pairs, rows), else ``c0 slots
     + c_bytes bytes (+ c_pairs ...)``; of a step's CPU, the share ``par`` runs
     on ``min(slots, tasks)`` cores, the rest (the sort, the launcher's work)
-    on one."""
+    on one.  The direct form's pair step (its mappers read the input: model
+    ``direct``) has its own constants; a calibration without them takes the
+    pairs step's and the vectors step's ``c_bytes`` for the ``parse`` bytes
+    (what a vectors step's mappers would write), on ``min(slots, map tasks)``."""
     per = c.get("steps") if isinstance(c.get("steps"), dict) else {}
     wall = cpu = 0.0
+
+    def run(step_cpu, tasks):
+        par = c["par"] * step_cpu
+        return step_cpu, (step_cpu - par) + par / max(min(slots, tasks), 1)
+
     for s in e["steps"]:
-        k, cb, cp = per.get(s["step"]) or (c["c0"] * slots, c["c_bytes"], c["c_pairs"])
+        model = s.get("model", s["step"])
+        k, cb, cp = (per.get(model) or per.get(s["step"])
+                     or (c["c0"] * slots, c["c_bytes"], c["c_pairs"]))
         step_cpu = k + cb * s["bytes"]
         tasks = e["reducers"]
         if s["step"] == "pairs":
             step_cpu += cp * e["products_computed"]
             tasks = min(tasks, e["block_pairs"])
-        cpu += step_cpu
-        par = c["par"] * step_cpu
-        wall += (step_cpu - par) + par / max(min(slots, tasks), 1)
+        parts = [(step_cpu, tasks)]
+        if s.get("parse") and model not in per:
+            parts.append(((per.get("vectors") or (0.0, c["c_bytes"]))[1] * s["parse"],
+                          e["map_tasks"]))
+        for part_cpu, part_wall in (run(*p) for p in parts):
+            cpu += part_cpu
+            wall += part_wall
     return wall, cpu
 
 

@@ -250,7 +250,8 @@ def calibrate(path, num_cores=2, corpora=CALIBRATION_CORPORA, log_to=sys.stderr)
                          "process_peaks": run["process_peaks"],
                          "temp_disk_bytes": run["temp_disk_bytes"],
                          "pair_entries": e["pair_entries"], "blocks": e["blocks"],
-                         "kept_entries": e["kept_entries"], "reducers": e["reducers"]})
+                         "kept_entries": e["kept_entries"], "reducers": e["reducers"],
+                         "map_tasks": e["map_tasks"], "step_names": _model_names(e)})
             print("calibration: %d vectors (Zipf %g), %.1f s, step CPU %s s" % (
                 n, zipf, run["seconds"], ", ".join("%.1f" % s for s in runs[-1]["step_cpu"])),
                 file=log_to)
@@ -275,6 +276,22 @@ def _plan_of(args, num_cores):
     return plan(o)
 
 
+def _model_names(e):
+    """The time model of each of a plan's steps (``vectors``, ``direct``,
+    ``pairs``, ``rows``, ...)."""
+    return [s.get("model", s["step"]) for s in e["steps"]]
+
+
+#: the steps that compute the block pairs' products
+PRODUCT_STEPS = ("pairs", "direct")
+
+
+def _names(r):
+    """A calibration run's step model names (the vectors step's form when
+    the run predates them)."""
+    return r.get("step_names") or ["vectors", "pairs", "rows"][:len(r["step_bytes"])]
+
+
 def _fit_time(runs, slots):
     """The time constants: each step's CPU seconds (not wall: the machine may
     be busy) fitted by non-negative least squares, over all steps (c0,
@@ -282,23 +299,21 @@ def _fit_time(runs, slots):
     step (``steps``: {name: [k, c_bytes, c_pairs]}); ``par`` from each step's
     wall beside its CPU."""
     from scipy.optimize import nnls
-    names = ("vectors", "pairs", "rows")
-    a, t, per = [], [], {n: ([], []) for n in names}
+    a, t, per = [], [], {}
     for r in runs:
-        for i, (b, cpu) in enumerate(zip(r["step_bytes"], r["step_cpu"])):
-            row = [1.0, b, r["products_computed"] if i == 1 else 0]
+        for name, b, cpu in zip(_names(r), r["step_bytes"], r["step_cpu"]):
+            row = [1.0, b, r["products_computed"] if name in PRODUCT_STEPS else 0]
             a.append(row)
             t.append(cpu)
-            per[names[min(i, 2)]][0].append(row)
-            per[names[min(i, 2)]][1].append(cpu)
+            per.setdefault(name, ([], []))[0].append(row)
+            per[name][1].append(cpu)
     (k0, cb, cp), _ = nnls(np.array(a), np.array(t))
     steps = {}
     for name, (rows, cpus) in per.items():
         x = np.array(rows)
-        if name != "pairs":
-            x = x[:, :2]
-        fit, _ = nnls(x, np.array(cpus))
-        steps[name] = [float(v) for v in fit] + ([0.0] if name != "pairs" else [])
+        products = name in PRODUCT_STEPS
+        fit, _ = nnls(x if products else x[:, :2], np.array(cpus))
+        steps[name] = [float(v) for v in fit] + ([] if products else [0.0])
     out = {"c0": k0 / slots, "c_bytes": cb, "c_pairs": cp, "steps": steps}
     par = _parallel_share(runs, slots)
     if par is not None:
@@ -313,10 +328,10 @@ def _parallel_share(runs, slots):
     from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
     shares = []
     for r in runs:
-        for i, (b, cpu, wall) in enumerate(zip(r["step_bytes"], r["step_cpu"],
-                                               r["step_seconds"])):
+        for name, b, cpu, wall in zip(_names(r), r["step_bytes"], r["step_cpu"],
+                                      r["step_seconds"]):
             m = min(slots, task_count(b, slots, SPLIT_BYTES))
-            if i == 1:
+            if name in PRODUCT_STEPS:
                 m = min(m, max(r["block_pairs"], 1))
             if m > 1 and cpu > 1.0:
                 shares.append((cpu - wall) / (cpu - cpu / m))
@@ -333,20 +348,27 @@ def _fit_memory(runs):
     r = max(runs, key=lambda r: r["vectors"])
     peaks = r["process_peaks"]
     out = {}
-    tasks = [v for k, v in peaks.items() if k.startswith("step ") and k != "step 1 reducer"]
+    names = _names(r)
+    pair_step = next((i for i, n in enumerate(names) if n in PRODUCT_STEPS), 1)
+    pair_key = "step %d reducer" % pair_step
+    tasks = [v for k, v in peaks.items() if k.startswith("step ") and k != pair_key]
     if tasks:
         out["rss_base"] = float(min(tasks))
     base = out.get("rss_base", DEFAULTS["rss_base"])
     if peaks.get("sort") and max(r["step_bytes"]):
         out["rss_sort"] = peaks["sort"] / max(r["step_bytes"])
     two = r["pair_entries"] * (2.0 / r["blocks"] if r["blocks"] > 1 else 1.0)
-    pair = peaks.get("step 1 reducer")
+    pair = peaks.get(pair_key)
     if pair and two:
         out["rss_entry"] = max((pair - base - DEFAULTS["rss_chunk"] * 1e6) / two, 0.0)
-    vectors = peaks.get("step 0 reducer")
-    if vectors and r.get("kept_entries"):
-        buffered = min(1e6, r["kept_entries"] / max(r.get("reducers") or 1, 1))
-        out["rss_buffer"] = max((vectors - base) / buffered, 0.0)
+    # the tasks that buffer vectors into blocks: the direct form's mappers,
+    # else the vectors step's reducers
+    direct = names[0] == "direct"
+    buffering = peaks.get("step 0 mapper" if direct else "step 0 reducer")
+    if buffering and r.get("kept_entries"):
+        tasks = (r.get("map_tasks") if direct else r.get("reducers")) or 1
+        buffered = min(1e6, r["kept_entries"] / max(tasks, 1))
+        out["rss_buffer"] = max((buffering - base) / buffered, 0.0)
     return out
 
 

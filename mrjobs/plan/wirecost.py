@@ -65,9 +65,11 @@ class Wire:
         by a block pair."""
         return records * (self.block_key(blocks) + 2 + 6 * self.rho) + entries * 20 * self.rho
 
-    def block(self, records, vectors, entries, blocks):
+    def block(self, records, vectors, entries, blocks, stats=True):
+        """Block records; ``stats``: with the measure's per-vector statistic
+        (prepared vectors; the direct form's raw ones have none)."""
         return records * (self.block_key(blocks) + 2 + 10 * self.rho) + self.rho * (
-            vectors * (20 + (8 if self.stats else 0)) + entries * (16 + self.wsize))
+            vectors * (20 + (8 if self.stats and stats else 0)) + entries * (16 + self.wsize))
 
 
 def _raw(ids):
@@ -175,6 +177,23 @@ def _pairs_step(e, wire, o, R):
     return _step("pairs", recs, ents, nbytes)
 
 
+def _direct_pairs_step(e, wire, o, M):
+    """Blocks without --max-df (the direct form): every vector as read, empty
+    or not, from the block buffers of the ``M`` map tasks to its block
+    pairs, without statistics (the pairs prepare the vectors).  Its time
+    model is ``direct`` (:func:`mrjobs.plan.resources.times`); ``parse``:
+    the bytes the mappers would have written in a vectors step."""
+    B, limit = e["blocks"], o.buffer_entries
+    recs = vecs = ents = 0.0
+    for f in e["fams"]:
+        n = f.s.lengths.sum() * f.scale
+        recs += _block_records(f.N, n, B, M, limit)
+        vecs += f.N * B
+        ents += n * B
+    return dict(_step("pairs", recs, ents, wire.block(recs, vecs, ents, B, stats=False)),
+                model="direct", parse=float(sum(wire.mapper)))
+
+
 def _sent_share(e, o, R):
     """Per feature, the share of its entries that leave the vectors step
     under --max-df: a task flushes its blocks ``F`` times, and at its k-th
@@ -247,6 +266,11 @@ def _stripes_steps(e, wire, o, R):
 
 
 def job_steps(e, wire, o, R):
+    """The steps of the job the plan models: ``vectors``, the strategy's,
+    ``rows``; the blocks strategy without --max-df has no vectors step (its
+    mappers feed the block pairs)."""
+    if o.strategy == "blocks" and o.max_df is None:
+        return [_direct_pairs_step(e, wire, o, e["map_tasks"]), _rows_blocks(e, wire, o)]
     steps = [vectors_step(e, wire)]
     if o.strategy == "stripes":
         steps.append(_postings_step(e, wire, "stripes", o, R))

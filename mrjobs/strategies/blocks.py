@@ -2,11 +2,15 @@
 (the default).
 
 Vectors are assigned to B blocks by a stable function of their UUID
-(the blocking scheme: :mod:`mrjobs.strategies.scheme`).  After the vectors step (which merges
-each vector's lines and prepares its weights), each vector travels whole to
-the B block pairs it belongs to, combined into block fragments
+(the blocking scheme: :mod:`mrjobs.strategies.scheme`).  Each vector travels
+whole to the B block pairs it belongs to, combined into block fragments
 (:class:`~mrcodecs.jobwire.Block` records), and the reducer of a block pair
-multiplies the pair's two blocks with scipy.sparse:
+multiplies the pair's two blocks with scipy.sparse.  Without ``--max-df``
+the mappers that read the input send the vectors as read, and the reducer of
+a pair merges each id's lines and prepares the weights of both sides
+(:attr:`~mrjobs.strategies.contract.Context.prepare_side`; each block's ids
+are counted in one of its pairs) -- two steps in all; with it, the vectors
+step does that first and sends prepared vectors:
 
 ``pairs``
     The reducer of the pair ``(i, j)`` builds CSR matrices of its two blocks
@@ -88,9 +92,12 @@ def _gather(lengths, perm):
 
 
 class _Side:
-    """The vectors of one side of a block pair, sorted by id."""
+    """The vectors of one side of a block pair, sorted by id; with
+    ``prepare`` (the direct form, :attr:`Context.prepare_side` with its
+    family and whether to count), as the mappers read them, merged and
+    prepared here."""
 
-    def __init__(self, parts, cut=None):
+    def __init__(self, parts, cut=None, prepare=None):
         ids = np.concatenate([p.ids for p in parts])
         lengths = np.concatenate([p.lengths for p in parts]).astype(np.int64)
         feats = np.concatenate([p.features for p in parts])
@@ -107,6 +114,8 @@ class _Side:
             feats, weights = feats[idx], weights[idx]
             if stats is not None:
                 stats = stats[perm]
+        if prepare is not None:
+            ids, lengths, feats, weights, stats = prepare(ids, lengths, feats, weights)
         self.ids, self.lengths, self.feats, self.weights, self.stats = (
             ids, lengths, feats, weights, stats)
         self.raw = ids.tobytes()
@@ -279,11 +288,9 @@ class BlocksStrategy:
         cut = (None if ctx.max_df is None or self._join
                else self._cut(tables, count=(i, j) == (0, 0)))
         diagonal = i == j and not ctx.queries
-        if not sides[0] or not (diagonal or sides[1]):
-            return
-        rows = _Side(sides[0], cut)
-        cols = rows if diagonal else _Side(sides[1], cut)
-        if not len(rows) or not len(cols):
+        rows = self._side(sides[0], cut, i, j, 0)
+        cols = rows if diagonal else self._side(sides[1], cut, i, j, 1)
+        if not rows or not cols:  # (None, or no vector)
             return
         if diagonal:
             n_features, at = feature_columns(rows.feats)
@@ -303,6 +310,20 @@ class BlocksStrategy:
                         (ROWS_PRUNED, work.rows_pruned), (COLUMNS_PRUNED, work.columns_pruned),
                         (CELLS_PRUNED, work.cells_pruned), (BLOCK_PAIRS_PRUNED, work.pair_pruned)):
             ctx.counts.add(WORK, name, n)
+
+    def _side(self, parts, cut, i, j, side):
+        """The :class:`_Side` of a pair's records of one side, or None.  In
+        the direct form each block's vectors are counted in one of its
+        pairs: a self-join's block ``b`` in ``(b, b)``; under ``--queries``
+        query block ``q`` in ``(q, 0)``, corpus block ``c`` in ``(0, c)``."""
+        if not parts:
+            return None
+        prepare = self.ctx.prepare_side
+        if prepare is None:
+            return _Side(parts, cut)
+        query = self.ctx.queries and side == 0
+        count = (j == 0 if side == 0 else i == 0) if self.ctx.queries else i == j
+        return _Side(parts, cut, lambda *a: prepare(*a, query, count))
 
     def _cut(self, tables, count):
         """The features over ``--max-df`` (sorted ids): each feature's df is

@@ -41,6 +41,12 @@ class Context:
     status : mrjobs.runtime.taskstatus.TaskStatus, optional
         The task's status line (the blocks strategy tells its block pairs'
         products there).
+    prepare_side : callable, optional
+        Set when the mappers hand :meth:`Strategy.take` the vectors as read
+        (the blocks strategy without ``--max-df``: no vectors step);
+        ``prepare_side(ids, lengths, feats, weights, query, count)`` merges
+        and prepares one side of a block pair as the vectors step would
+        (:func:`mrjobs.dot_products.side_preparer`).
     """
 
     scorer: Any
@@ -56,6 +62,7 @@ class Context:
     prune: bool = True
     df_cut: str = "join"
     status: Any = None
+    prepare_side: Any = None
 
 
 class Step(NamedTuple):
@@ -80,13 +87,17 @@ class Strategy(Protocol):
         """The strategy's :class:`Step` s, between the vectors and rows steps."""
 
     def take_init(self) -> None:
-        """Called once per vectors-step reducer task, before :meth:`take`."""
+        """Called once per vectors-step reducer task (or, with
+        :attr:`Context.prepare_side`, map task), before :meth:`take`."""
 
     def take(self, doc: bytes, query: bool, ids, weights, stat) -> Iterator:
-        """One prepared vector of the vectors step; yields records to write."""
+        """One prepared vector of the vectors step (with
+        :attr:`Context.prepare_side`, one as read: ``stat`` None); yields
+        records to write."""
 
     def take_final(self) -> Iterator:
-        """The end of a vectors-step reducer task; yields what is buffered."""
+        """The end of a vectors-step reducer (or map) task; yields what is
+        buffered."""
 
 
 def by_family(records):

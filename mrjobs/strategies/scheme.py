@@ -6,7 +6,8 @@ which side.  *Key layout*: a block pair travels under the raw 16-byte key
 :func:`block_pair_key` (bytes in ``codecs/SPEC.md``, next to the
 :class:`~mrcodecs.jobwire.Block` record it keys), read back by
 :func:`block_pair_of`.  :class:`BlockBuffer` combines whole vectors into
-block fragments in the vectors step.
+block fragments (in the vectors step's reducers, or in the mappers where
+they feed the block pairs).
 """
 import zlib
 
@@ -129,7 +130,7 @@ class BlockBuffer:
         parts[2].append(ids)
         parts[3].append(weights)
         parts[4].append(stat)
-        self.n += ids.shape[0]
+        self.n += max(ids.shape[0], 1)  # (an empty vector too: the direct form sends it)
         return self.n >= self.limit
 
     def flush(self, counts, drop=None):

@@ -313,7 +313,7 @@ def test_out_of_memory_advice_names_a_large_top_k(k, named):
         with task_errors(job, "reducer", 1):
             raise MemoryError()
     message = str(e.value)
-    assert message.startswith("out of memory in the reducer of step 2 ")
+    assert message.startswith("out of memory in the reducer of step 1 ")  # the block pairs
     assert ("lower --top-k (now %s" % k in message) is named
     assert "lower --buffer-entries (now 1000000)" in message
     assert "raise --blocks (now 3)" in message
@@ -337,7 +337,7 @@ def test_a_task_out_of_memory_with_a_large_top_k_says_so(tmp_path):
                               tmp_path / "dense.jsonl", preexec_fn=limit)
     assert status == 1, err
     last = err.splitlines()[-1]
-    assert last.startswith("mrsparse: task failed: out of memory in the reducer of step 2 ")
+    assert last.startswith("mrsparse: task failed: out of memory in the reducer of step 1 ")  # the block pairs
     assert "lower --top-k (now 2000000000" in last
 
 

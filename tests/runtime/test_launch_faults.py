@@ -252,7 +252,7 @@ def test_kill_9_of_the_launcher_leaves_no_task_and_no_output(tmp_path):
     path = corpus_file(tmp_path)
     out = tmp_path / "out"
     # the last step's reducers wait: the moment a killed run left half its parts
-    proc = start(tmp_path, path, "-r", "local", "-o", out, stall="2:reducer",
+    proc = start(tmp_path, path, "-r", "local", "-o", out, stall="1:reducer",
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: stalled(tmp_path), "a task of the last step")
@@ -349,7 +349,7 @@ def test_task_out_of_memory_is_one_line_with_advice(tmp_path, runner, mb):
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
     last = proc.stderr.splitlines()[-1]
-    assert last.startswith("mrsparse: task failed: out of memory in the reducer of step 2 ")
+    assert last.startswith("mrsparse: task failed: out of memory in the reducer of step 1 ")
     assert "lower --buffer-entries (now 100000000) or raise --blocks (now 1)" in last
 
 
@@ -379,23 +379,23 @@ def test_task_without_scipy_fails_in_one_line(tmp_path):
     env = dict(os.environ, PYTHONPATH=REPO)
     job = [sys.executable, "-m", "mrjobs.dot_products", "--blocks", "2"]
     data = path.read_bytes()
-    for task in ("mapper", "reducer"):  # step 1; then the shuffle of step 2
-        data = subprocess.run(job + ["--step-num=0", "--" + task], input=data,
-                              env=env, capture_output=True, check=True).stdout
-        data = b"".join(sorted(data.splitlines(keepends=True)))
+    # step 1's mappers (they need numpy alone), then its shuffle
+    data = subprocess.run(job + ["--step-num=0", "--mapper"], input=data,
+                          env=env, capture_output=True, check=True).stdout
+    data = b"".join(sorted(data.splitlines(keepends=True)))
     import mrjob
     shipped = tmp_path / "mrjob-only"  # mrjob ships itself to the tasks
     shipped.mkdir()
     os.symlink(os.path.dirname(mrjob.__file__), shipped / "mrjob")
     bare = [bare_python(tmp_path, ("numpy",)), "-m", "mrjobs.dot_products", "--blocks", "2"]
-    proc = subprocess.run(bare + ["--step-num=1", "--reducer"], input=data, cwd=tmp_path,
+    proc = subprocess.run(bare + ["--step-num=0", "--reducer"], input=data, cwd=tmp_path,
                           env=dict(os.environ, PYTHONPATH="%s:%s" % (package_zip(), shipped)),
                           capture_output=True)
     err = proc.stderr.decode()
     assert proc.returncode == 1
     assert "Traceback" not in err, err
     assert err.startswith("mrsparse: task failed: the task Python ") and \
-        "cannot import scipy in the reducer of step 2" in err and \
+        "cannot import scipy in the reducer of step 1" in err and \
         "install numpy and scipy in the task Python" in err and len(err.splitlines()) == 1
 
 

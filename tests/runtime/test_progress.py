@@ -23,7 +23,7 @@ BLOCKS = 3
 
 #: a line of the monitor: the step, then what runs (tasks, the sort, the split)
 LINE = re.compile(
-    r"step [1-3] of 3: ((mappers|reducers) \d+/\d+ done(, \d+ running)? \([\d,]+ lines, "
+    r"step [12] of 2: ((mappers|reducers) \d+/\d+ done(, \d+ running)? \([\d,]+ lines, "
     r"[\d.]+ (of [\d.]+ )?MB\)(; )?|preparing the mappers' input \(.*\)|sorting the "
     r"mappers' output \(.*\)|splitting the sorted input among the reducers \(.*\))+"
     r"(; products [\d.]+[kMGT]?( of ~?[\d.]+[kMGT]? \(\d+%\))?(, ETA (unknown|.+))?)?$")
@@ -98,11 +98,11 @@ def test_task_status_lines_are_timed_and_parse_back():
 
 
 def pair_step_statuses(runner):
-    """The final status of each reducer of the pair step (step 2), read from
+    """The final status of each reducer of the pair step (step 1), read from
     the task's stderr as the runner wrote it."""
     tmp = runner._get_local_tmp_dir()
     out = []
-    for path in sorted(glob.glob(os.path.join(tmp, "step", "001", "reducer", "*", "stderr"))):
+    for path in sorted(glob.glob(os.path.join(tmp, "step", "000", "reducer", "*", "stderr"))):
         with open(path, "rb") as f:
             out.append(parse_status(f.read()))
     return out
@@ -120,28 +120,29 @@ def test_the_products_planned_are_the_planners_sum_over_the_features(local_run):
     assert shares == BLOCKS ** 2 and total == BLOCKS ** 2 * 2  # (each task: of 9)
     # the kernel's counted products: each pair of vectors that shares a feature
     S = sp.triu((X != 0).astype(np.int64) @ (X != 0).astype(np.int64).T, k=1)
-    counted = runner.counters()[1][WORK][PRODUCTS_COMPUTED]
+    counted = runner.counters()[0][WORK][PRODUCTS_COMPUTED]
     assert counted == S.nnz and counted <= planned
 
 
 def test_the_monitor_reads_the_pair_steps_products(local_run):
     runner, monitor, _ = local_run
-    view = monitor.view(step=1)
+    view = monitor.view(step=0)
     _, X, _ = read_corpus(LINES)
     df = np.bincount(X.indices, minlength=X.shape[1]).astype(np.int64)
     assert view.unit == "products" and not view.running
     assert view.done == view.total == int((df * (df - 1) // 2).sum())
-    assert view.line.startswith("step 2 of 3: reducers 2/2 done (")
+    assert view.line.startswith("step 1 of 2: mappers 1/1 done (")  # (the mappers read the input)
+    assert "; reducers 2/2 done (" in view.line
     assert view.line.endswith(" (100%)")
-    assert monitor.summary().startswith("step 3 of 3: reducers 2/2 done")
+    assert monitor.summary().startswith("step 2 of 2: reducers 2/2 done")
 
 
 def test_the_monitors_lines_of_a_local_run(local_run):
     _, _, lines = local_run
     assert lines, "no line logged"
     assert all(LINE.match(l) for l in lines), lines
-    assert any(l.startswith("step 1 of 3: mappers ") for l in lines), lines
-    assert any(l.startswith("step 2 of 3: ") and "; products " in l for l in lines), lines
+    assert any(l.startswith("step 1 of 2: mappers ") for l in lines), lines
+    assert any(l.startswith("step 1 of 2: ") and "; products " in l for l in lines), lines
 
 
 def fake_step(tmp_path, reducers, written=100.0):

@@ -49,9 +49,10 @@ def neighbours(result):
 
 
 def test_blocks_max_df_steps_follow_the_form():
-    """Three steps in the counts form, five in the join form; a job built
-    without the launcher (no --df-cut-form) takes the join form."""
-    assert len(MRSparseDotProducts(["--blocks", "3"]).steps()) == 3
+    """Three steps in the counts form, five in the join form, two without
+    --max-df (the mappers feed the block pairs); a job built without the
+    launcher (no --df-cut-form) takes the join form."""
+    assert len(MRSparseDotProducts(["--blocks", "3"]).steps()) == 2
     assert len(MRSparseDotProducts(["--max-df", "5", "--blocks", "3"]).steps()) == 5
     for form, n in (("counts", 3), ("join", 5)):
         job = MRSparseDotProducts(["--max-df", "5", "--blocks", "3", "--df-cut-form", form])
