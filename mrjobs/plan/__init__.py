@@ -51,7 +51,8 @@ is a uniform sample of all pairs:
   (``--buffer-entries``) and ``--reducers`` reduce tasks a step.  ``--max-df``
   under blocks is planned in the form the job picks for ``-r`` and the block
   count (:func:`mrjobs.strategies.sizing.df_cut_form`): count tables to every block pair
-  (three steps) or the df and regroup steps (five).
+  (three steps) or the df and regroup steps (five); without it, two steps (the
+  mappers send the vectors to the block pairs).
 
 Resources (:mod:`mrjobs.plan.resources`): wall and CPU seconds from each
 step's CPU model (``k + c_bytes * bytes``, ``+ c_pairs * products computed``

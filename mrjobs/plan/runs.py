@@ -8,6 +8,7 @@ import math
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -339,22 +340,21 @@ def _parallel_share(runs, slots):
 
 
 def _fit_memory(runs):
-    """rss_base (the lightest task), rss_sort (the sort's peak over its
-    input, the largest step's bytes), rss_entry (a block-pair reducer's
-    peak beyond rss_base and a chunk, over its two blocks' entries) and
-    rss_buffer (a vectors-step reducer's beyond rss_base, over the entries it
-    buffers), from the largest run (the one a big run resembles)."""
+    """rss_base (a task's Python with the job's imports:
+    :func:`_task_base_rss`), and from the largest run (the one a big run
+    resembles) rss_sort (the sort's peak over its input, the largest step's
+    bytes), rss_entry (a block-pair reducer's peak beyond rss_base and a
+    chunk, over its two blocks' entries) and rss_buffer (the peak beyond
+    rss_base of a task that buffers vectors into blocks -- a map task of the
+    direct form, else a vectors-step reducer -- over the entries it buffers)."""
     from mrjobs.plan.resources import DEFAULTS
     r = max(runs, key=lambda r: r["vectors"])
     peaks = r["process_peaks"]
     out = {}
     names = _names(r)
-    pair_step = next((i for i, n in enumerate(names) if n in PRODUCT_STEPS), 1)
-    pair_key = "step %d reducer" % pair_step
-    tasks = [v for k, v in peaks.items() if k.startswith("step ") and k != pair_key]
-    if tasks:
-        out["rss_base"] = float(min(tasks))
-    base = out.get("rss_base", DEFAULTS["rss_base"])
+    pair_key = "step %d reducer" % next(
+        (i for i, n in enumerate(names) if n in PRODUCT_STEPS), 1)
+    base = out["rss_base"] = _task_base_rss() or DEFAULTS["rss_base"]
     if peaks.get("sort") and max(r["step_bytes"]):
         out["rss_sort"] = peaks["sort"] / max(r["step_bytes"])
     two = r["pair_entries"] * (2.0 / r["blocks"] if r["blocks"] > 1 else 1.0)
@@ -370,6 +370,23 @@ def _fit_memory(runs):
         buffered = min(1e6, r["kept_entries"] / max(tasks, 1))
         out["rss_buffer"] = max((buffering - base) / buffered, 0.0)
     return out
+
+
+def _task_base_rss():
+    """Peak RSS (bytes) of a task's Python once it has imported what a
+    block-pair reducer runs on (numpy, scipy.sparse, the job), before any
+    data; None where it cannot be read."""
+    # VmHWM: the process's own peak (Linux's ru_maxrss keeps the peak of the
+    # process it was forked from, across exec)
+    code = ("import mrjobs.dot_products, numpy, scipy.sparse; "
+            "print(next(l.split()[1] for l in open('/proc/self/status') "
+            "if l.startswith('VmHWM:')))")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout
+        return float(int(out.split()[-1]) * 1024)
+    except (OSError, ValueError, IndexError, subprocess.CalledProcessError):
+        return None
 
 
 def _machine():
