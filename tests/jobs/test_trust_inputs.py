@@ -310,7 +310,7 @@ def test_out_of_memory_advice_names_a_large_top_k(k, named):
     args = ["--blocks", "3"] + (["--top-k", str(k)] if k else [])
     job = MRSparseDotProducts(args)
     with pytest.raises(TaskFailed) as e:
-        with task_errors(job, "reducer", 1):
+        with task_errors(job, "reducer", 0):
             raise MemoryError()
     message = str(e.value)
     assert message.startswith("out of memory in the reducer of step 1 ")  # the block pairs
