@@ -40,13 +40,12 @@ Steps
     The reducer of a vector joins its partial rows, keeps the ``--top-k``
     best (score descending, ties by smaller UUID) and writes the output line.
 
-The blocks strategy without ``--max-df`` (on vectors, not posting lists)
-runs two steps, *pairs* and *rows* (the direct form): the pair step's
-mappers parse and check the lines and send each vector as read to its block
-pairs, and the reducer of a block pair merges a repeated id's lines, prepares
-the vectors and counts the ids (:func:`side_preparer`) -- what the vectors
-step would have done, with the same output bytes and counters, one shuffle
-of the input fewer.
+Blocks without ``--max-df``, on vectors (not posting lists), runs two steps,
+*pairs* and *rows* (the direct form): the pair step's mappers parse and check
+the lines and send each vector as read to its block pairs, whose reducers
+merge a repeated id's lines, prepare the vectors and count the ids
+(:func:`side_preparer`): the vectors step's work, the same output bytes and
+counters, one shuffle of the input fewer.
 """
 import logging
 import os
@@ -475,7 +474,8 @@ def _merged_repeats(job, counts, ids, lengths, feats, weights):
     """Vectors (sorted by id) with the lines of each repeated id merged into
     one vector, as the vectors step merges them (empty lines add nothing;
     an id whose merge fails, :meth:`~mrjobs.job.SparseJob.merge_lines`,
-    keeps no entry)."""
+    keeps no entry; an id is sliced, ``ids[a:a + 1]``: an S16 scalar drops
+    its trailing NUL bytes)."""
     ends = np.cumsum(lengths).tolist()
     starts = [0] + ends[:-1]
     first = np.concatenate(([True], ids[1:] != ids[:-1]))
@@ -486,7 +486,7 @@ def _merged_repeats(job, counts, ids, lengths, feats, weights):
                  for v in range(a, b) if ends[v] > starts[v]]
         f, w = (parts[0].ids, parts[0].values) if len(parts) == 1 else (feats[:0], weights[:0])
         if len(parts) > 1:
-            merged = job.merge_lines(ids[a].tobytes(), parts, counts=counts)
+            merged = job.merge_lines(ids[a:a + 1].tobytes(), parts, counts=counts)
             if merged is not None:
                 f, w = merged
         out_lengths.append(f.shape[0])

@@ -7,12 +7,10 @@ and bytes it has read and, in the blocks strategy's pair step, the products
 status.  The inline and local runners write each task's stderr to
 ``<tmp>/step/NNN/<mapper|reducer>/NNNNN/stderr``; :class:`ProgressMonitor`
 reads the last status line of each, and the files the runner writes between
-the tasks, and says what the running step does::
+the tasks, and says what the running step does (the mappers, mrjob's sort
+of their output, its split among the reducers, the reducers), e.g.::
 
-    step 1 of 3: mappers 0/2 done, 2 running (34,725 lines, 88.8 of 127.8 MB)
-    step 2 of 3: sorting the mappers' output (99.1 MB, 0 s so far)
-    step 3 of 3: splitting the sorted input among the reducers (2.7 of 26.9 MB)
-    step 2 of 3: reducers 0/4 done, 2 running (40 lines, 155.4 of 248.0 MB); products 5.29G of ~11.6G (45%), ETA 2m35s
+    step 1 of 2: mappers 2/2 done (50,000 lines, 127.9 MB); reducers 0/4 done, 2 running (20 lines, 103.2 of 186.1 MB); products 4.12G of ~11.5G (35%), ETA 21 s
 
 as a log line every ``every`` seconds when it changed (and at least every 10
 seconds while something runs) or, when the log goes to a terminal, as a

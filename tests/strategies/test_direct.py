@@ -48,6 +48,9 @@ def awkward_lines():
         {"id": first[3]["id"], "features": {k0: 1.7e308}},
         {"id": first[3]["id"], "features": {k0: 1.7e308}},
         {"id": first[4]["id"], "features": {}},
+        # an id whose bytes end in NUL (numpy's S16 scalars drop them)
+        {"id": _uid(0x0D << 120), "features": {k0: 1.7e308}},
+        {"id": _uid(0x0D << 120), "features": {k0: 1.7e308}},
         {"id": _uid(99), "features": {k0: 2.0, _uid(8): 2.0, _uid(9): 2.0}},
         {"id": _uid(98), "features": {k0: 1.0, _uid(8): 1.0, _uid(9): 4.0}},
     ]
@@ -55,6 +58,10 @@ def awkward_lines():
 
 
 LINES = awkward_lines()
+
+
+def lines_of(lines):
+    return [json.loads(line)["id"] for line in lines]
 
 
 def _input_counters(result):
@@ -81,8 +88,10 @@ def test_the_same_bytes_and_counters_as_with_a_vectors_step(measure, blocks):
     counts = _input_counters(got)
     # the awkward lines were met, each counted once: the lines added to the
     # first four ids (two to the fourth; the empty line adds nothing), the
-    # fourth id's three lines whose sum overflows
-    assert counts[DUPLICATE_VECTOR_LINES] == 5 and counts[BAD_SUM] == 3
+    # fourth id's three lines whose sum overflows; two lines whose sum
+    # overflows of an id ending in NUL (one line of it in the corpus)
+    assert _uid(0x0D << 120) in "".join(lines_of(LINES[:-10]))
+    assert counts[DUPLICATE_VECTOR_LINES] == 7 and counts[BAD_SUM] == 6
     assert counts[VECTOR_IDS] == len({json.loads(l)["id"] for l in LINES})
     if measure == "pearson":
         assert counts[NOT_SCORABLE] == 1  # the constant vector
