@@ -54,7 +54,7 @@ import numpy as np
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.job import JobError, SparseJob, input_kind
+from mrjobs.job import JobError, SparseJob, input_kind, vector_of_lines
 from mrjobs.options import (add_dot_products_options, check_blocks_against_lines,
                             check_dot_products_options,
                             dot_products_memory_advice)
@@ -269,16 +269,10 @@ class MRSparseDotProducts(SparseJob):
                     self.counts.add(INPUT, QUERY_VECTORS_READ)
             # every distinct id once, here, where all of its lines meet
             self.counts.add(INPUT, QUERY_VECTOR_IDS if query else VECTOR_IDS)
-            parts = [p for p in parts if len(p)]  # an empty line adds nothing
-            if not parts:
+            vec = vector_of_lines(self, doc, parts, postings)
+            if vec is None:
                 continue
-            if len(parts) == 1:
-                ids, w = parts[0].ids, parts[0].values
-            else:
-                merged = self.merge_lines(doc, parts, postings)
-                if merged is None or not merged[0].shape[0]:
-                    continue
-                ids, w = merged
+            ids, w = vec
             self._batch.append((doc, query, ids, w))
             self._batch_entries += ids.shape[0]
         if self._batch_entries >= self.options.buffer_entries:
@@ -472,23 +466,20 @@ def side_preparer(job):
 
 def _merged_repeats(job, counts, ids, lengths, feats, weights):
     """Vectors (sorted by id) with the lines of each repeated id merged into
-    one vector, as the vectors step merges them (empty lines add nothing;
-    an id whose merge fails, :meth:`~mrjobs.job.SparseJob.merge_lines`,
-    keeps no entry; an id is sliced, ``ids[a:a + 1]``: an S16 scalar drops
-    its trailing NUL bytes)."""
+    one vector, as the vectors step merges them
+    (:func:`~mrjobs.job.vector_of_lines`; an id left with no entry
+    keeps none; an id is sliced, ``ids[a:a + 1]``: an S16 scalar drops its
+    trailing NUL bytes)."""
     ends = np.cumsum(lengths).tolist()
     starts = [0] + ends[:-1]
     first = np.concatenate(([True], ids[1:] != ids[:-1]))
     bounds = np.flatnonzero(first).tolist() + [ids.shape[0]]
     out_lengths, out_feats, out_w = [], [], []
     for a, b in zip(bounds, bounds[1:]):
-        parts = [Stripe(feats[starts[v]:ends[v]], weights[starts[v]:ends[v]])
-                 for v in range(a, b) if ends[v] > starts[v]]
-        f, w = (parts[0].ids, parts[0].values) if len(parts) == 1 else (feats[:0], weights[:0])
-        if len(parts) > 1:
-            merged = job.merge_lines(ids[a:a + 1].tobytes(), parts, counts=counts)
-            if merged is not None:
-                f, w = merged
+        vec = vector_of_lines(job, ids[a:a + 1].tobytes(), [
+            Stripe(feats[starts[v]:ends[v]], weights[starts[v]:ends[v]]) for v in range(a, b)],
+            counts=counts)
+        f, w = vec if vec is not None else (feats[:0], weights[:0])
         out_lengths.append(f.shape[0])
         out_feats.append(f)
         out_w.append(np.asarray(w, np.float64))
