@@ -357,50 +357,81 @@ select_best(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
 
 #define CUT_SAMPLE 64
 
+/* The value at rank t (0: the highest) of the n scores x (reordered):
+ * quickselect, Hoare's partition around the middle entry; the same value as
+ * sorting them would give (the sample's sort was most of a cut at --top-k 100) */
+static double
+rank_value(double *x, int n, int t)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double p = x[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (x[i] > p)
+                i++;
+            while (x[j] < p)
+                j--;
+            if (i <= j) {
+                double tmp = x[i];
+                x[i++] = x[j];
+                x[j--] = tmp;
+            }
+        }
+        if (t <= j)
+            hi = j;
+        else if (t >= i)
+            lo = i;
+        else
+            break;
+    }
+    return x[t];
+}
+
 /* A full buffer (cap > k entries) cut, in one pass where it can: p is the
- * score of an evenly spaced sample of the buffer at the rank where about
- * k + (cap - k) / 3 entries score at least as high; when at least k entries
- * are not below p, and at most cap - (cap - k) / 8 - 1 (room is made), they
- * are kept (moved to the front in their order, no branch an entry) and
- * *floor set to p.  Otherwise (ties, a sample that missed, a small buffer)
- * the exact cut to the k best, *floor the worst of them.  Either way every
- * entry that can be among the group's k best is kept (at least k entries are
- * not below *floor), so the group's k best in the end are the same entries;
- * the exact cut alone cost ~10 branches an entry kept, most of pair_topk's
- * time at --top-k 1000. */
+ * k-th best score (a buffer of fewer than 2 * CUT_SAMPLE slots) or, in a
+ * larger one, the score of an evenly spaced sample of the buffer at the rank
+ * where about k + (cap - k) / 3 entries score at least as high; when at
+ * least k entries are not below p, and at most cap - (cap - k) / 8 - 1 (room
+ * is made), they are kept (moved to the front in their order, no branch an
+ * entry) and *floor set to p.  Otherwise (ties, a sample that missed) the
+ * exact cut to the k best, *floor the worst of them.  Either way every entry
+ * that can be among the group's k best is kept (at least k entries are not
+ * below *floor), so the group's k best in the end are the same entries; the
+ * exact cut alone cost ~10 branches an entry kept, most of pair_topk's time
+ * at --top-k 1000, and at --top-k 10 a fifth of it. */
 static void
 cut_buffer(double *bs, int64_t *bo, int64_t *h, Py_ssize_t k, Py_ssize_t cap,
            double *floor, uint64_t *seed)
 {
+    double smp[2 * CUT_SAMPLE], p;
     if (cap >= 2 * CUT_SAMPLE) {
-        double smp[CUT_SAMPLE];
         Py_ssize_t stride = cap / CUT_SAMPLE;
-        for (int i = 0; i < CUT_SAMPLE; i++) {  /* insertion sort, best first */
-            double v = bs[i * stride];
-            int j = i;
-            for (; j > 0 && smp[j - 1] < v; j--)
-                smp[j] = smp[j - 1];
-            smp[j] = v;
-        }
+        for (int i = 0; i < CUT_SAMPLE; i++)
+            smp[i] = bs[i * stride];
         Py_ssize_t want = k + (cap - k) / 3;
         Py_ssize_t rank = want * CUT_SAMPLE / cap;
-        double p = smp[rank < CUT_SAMPLE ? rank : CUT_SAMPLE - 1];
-        Py_ssize_t kept = 0;
-        for (Py_ssize_t i = 0; i < cap; i++)
-            kept += !(bs[i] < p);
-        if (kept >= k && kept <= cap - (cap - k) / 8 - 1) {
-            Py_ssize_t j = 0;
-            for (Py_ssize_t i = 0; i < cap; i++) {
-                double v = bs[i];
-                int64_t o = bo[i];
-                bs[j] = v;
-                bo[j] = o;
-                j += !(v < p);
-            }
-            *h = j;
-            *floor = p;
-            return;
+        p = rank_value(smp, CUT_SAMPLE, rank < CUT_SAMPLE ? (int)rank : CUT_SAMPLE - 1);
+    }
+    else {
+        memcpy(smp, bs, cap * sizeof(double));
+        p = rank_value(smp, (int)cap, (int)k - 1);
+    }
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < cap; i++)
+        kept += !(bs[i] < p);
+    if (kept >= k && kept <= cap - (cap - k) / 8 - 1) {
+        Py_ssize_t j = 0;
+        for (Py_ssize_t i = 0; i < cap; i++) {
+            double v = bs[i];
+            int64_t o = bo[i];
+            bs[j] = v;
+            bo[j] = o;
+            j += !(v < p);
         }
+        *h = j;
+        *floor = p;
+        return;
     }
     select_best(bs, bo, cap, k, seed);
     *h = k;

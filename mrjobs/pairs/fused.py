@@ -14,6 +14,10 @@ __all__ = ["C_CHUNK", "Kept", "csr_arrays", "fused_best", "merged"]
 #: processor's caches (on a dense 20,000 vector block, 131,072 products a chunk
 #: took 3.0 s, 10**6 4.5 s)
 C_CHUNK = 131072
+#: candidate pairs a chunk of ``pair_topk`` at most: ~0.1 s of work, a progress
+#: report each (chunks of 50 rows of a 20,000-vector block, as --buffer-entries
+#: products gave, spent 15% of the block's time checking and setting up)
+FUSED_PAIRS = 1 << 25
 
 
 def fused_best(A, C, scorer, spec, tell):
@@ -38,10 +42,12 @@ def fused_best(A, C, scorer, spec, tell):
     else:
         buffers = (kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor)
     merge = spec.merged
-    # chunks of --buffer-entries products: pair_topk writes none of them out
-    # (a chunk's result is at most its products), and pays its setup -- the
-    # block's heavy features as dense rows -- once a chunk
-    ends = chunk_ends(product_bounds(A, C), spec.limit)
+    # pair_topk holds no products, only each row's best: chunks of at most
+    # --buffer-entries results (k a row) and FUSED_PAIRS pairs (progress), each
+    # paying the setup -- the features' columns checked, the heavy features as
+    # dense rows -- once
+    k_rows = max(1, spec.limit // max(1, min(k, n_c)))
+    ends = chunk_ends(product_bounds(A, C), FUSED_PAIRS, max_rows=k_rows)
     counts = np.zeros(4, np.int64)
     products = start = 0
     for end in ends:
