@@ -924,6 +924,62 @@ or_bytes(unsigned char *restrict y, const unsigned char *restrict x, Py_ssize_t 
         y[i] |= x[i];
 }
 
+/* The dense scan's fast part (pair_topk): from column c on, the hit columns
+ * whose sum is quiet -- below the row's floor rf and, with floor, the
+ * column's, and within [ql, qh] -- are passed over and counted in *hits;
+ * the first hit column that is not is returned (to: none).  8 columns a
+ * step: a column not hit has a sum of 0.0, so a step whose 8 sums are all
+ * quiet (4 doubles an instruction where GCC's vector types are) holds no
+ * loud column and counts its hits; a step that is not is tested one by
+ * one.  The same columns and counts as testing each in turn, since only a
+ * loud column's offers move a floor.  pair_topk calls it after QUIET_RUN
+ * quiet columns in a row (where loud ones are many -- a large k, a row's
+ * first columns -- the call costs more than it skips: --top-k 10 on a dense
+ * block took 15% less time, --top-k 1000 the same). */
+#define QUIET_RUN 6
+#define QUIET(x, f) (((x) < rf) & ((x) >= ql) & ((x) <= qh) & ((x) < (f)))
+#if defined(__GNUC__)
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+#define V4(x) ((v4d){(x), (x), (x), (x)})
+#endif
+VECTOR_CLONES static Py_ssize_t
+next_loud(const double *restrict acc, const unsigned char *restrict hit,
+          const double *restrict floor, Py_ssize_t c, Py_ssize_t to, double rf, double ql,
+          double qh, int64_t *hits)
+{
+    int64_t n = 0;
+#if defined(__GNUC__)
+    const v4d vrf = V4(rf), vql = V4(ql), vqh = V4(qh);
+    for (; c + 8 <= to; c += 8) {
+        v4d x0, x1, f0 = V4(HUGE_VAL), f1 = V4(HUGE_VAL);
+        memcpy(&x0, acc + c, sizeof(x0));
+        memcpy(&x1, acc + c + 4, sizeof(x1));
+        if (floor) {
+            memcpy(&f0, floor + c, sizeof(f0));
+            memcpy(&f1, floor + c + 4, sizeof(f1));
+        }
+        v4l q = ((x0 < vrf) & (x0 >= vql) & (x0 <= vqh) & (x0 < f0))
+                & ((x1 < vrf) & (x1 >= vql) & (x1 <= vqh) & (x1 < f1));
+        if (!(q[0] & q[1] & q[2] & q[3]))
+            break;
+        uint64_t h;
+        memcpy(&h, hit + c, sizeof(h));
+        n += __builtin_popcountll(h);  /* (hit bytes are 0 or 1) */
+    }
+#endif
+    for (; c < to; c++) {
+        if (!hit[c])
+            continue;
+        if (!QUIET(acc[c], floor ? floor[c] : HUGE_VAL))
+            break;
+        n++;
+    }
+    *hits += n;
+    return c;
+}
+#undef QUIET
+
 /* The heavy features' dense rows (w->heavy, H, P), up to HEAVY_BYTES; a
  * feature with an index out of range or a column twice is left out (its
  * walk finds the index).  0, or -1 when out of memory. */
@@ -1182,12 +1238,21 @@ pair_topk(PyObject *self, PyObject *args)
         }
         int64_t h = 0;
         double rfloor = -HUGE_VAL;
+        Py_ssize_t loud = lo - 1;  /* the last column that was not quiet */
         /* the row's columns: listed in touched, or (dense) hit in [lo, n_c) */
         for (Py_ssize_t t = 0, c = lo - 1;;) {
             if (dense) {
-                do
-                    c++;
-                while (c < n_c && !hit[c]);
+                if (c - loud >= QUIET_RUN) {
+                    int64_t quiet = 0;
+                    c = next_loud(acc, hit, mirror ? floor : NULL, c + 1, n_c, rfloor,
+                                  quiet_lo, quiet_hi, &quiet);
+                    n += quiet;
+                    scored += quiet;
+                }
+                else
+                    do
+                        c++;
+                    while (c < n_c && !hit[c]);
                 if (c >= n_c)
                     break;
             }
@@ -1200,6 +1265,7 @@ pair_topk(PyObject *self, PyObject *args)
             double sc = acc[c];
             if (sc < rfloor && sc >= quiet_lo && sc <= quiet_hi && (!mirror || sc < floor[c]))
                 continue;
+            loud = c;
             if (kind == 1) {
                 if (sc > UNIT_LIMIT || sc < -UNIT_LIMIT) {
                     unit_error = 1;

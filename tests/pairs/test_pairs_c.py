@@ -414,3 +414,54 @@ def test_large_k_buffers_cut_by_a_sampled_floor_keep_the_same_best(k, diagonal, 
         mine = np.flatnonzero(g == group)
         best = mine[np.lexsort((o[mine], -s[mine]))][:k]
         assert sorted(out[1][out[0] == group].tolist()) == sorted(best.tolist())
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("k", [1, 3, 10])
+@pytest.mark.parametrize("measure", ["dot", "cosine"])
+@pytest.mark.parametrize("diagonal,merge", [(False, False), (True, False), (True, True)])
+def test_dense_blocks_small_k_keep_the_same_best(k, measure, diagonal, merge, ties):
+    # every pair shares a feature (two heavy ones), so each row is summed
+    # densely and most of its columns are quiet -- below its floor and its
+    # column's -- where pair_topk passes 8 columns at a time; a small k cuts
+    # its buffers at the k-th best score, ties kept: scores from a few values
+    # (ties everywhere) or random floats
+    pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    from mrjobs.measures import prepare_rows
+
+    rng = np.random.default_rng(k + 5 * ties + 11 * diagonal + 17 * merge)
+
+    def block(n):
+        m = sp.random(n, 30, density=0.2, random_state=rng, format="lil")
+        m[:, :2] = 1.0  # two features every row holds
+        m = m.tocsr()
+        m.data = (rng.integers(1, 3, m.nnz).astype(float) if ties
+                  else rng.standard_normal(m.nnz))
+        m.sort_indices()
+        if measure == "cosine":
+            m.data = prepare_rows("cosine", m.data, np.diff(m.indptr))[0]
+        return m
+
+    A = block(400)
+    C = A if diagonal else block(300)
+
+    def run(kernel):
+        scorer = Scorer(measure, Counters())
+        spec = PairSpec(k, prune=False, kernel=kernel, diagonal=diagonal, merge=merge)
+        got, results = {ROWS: {}, COLUMNS: {}}, pair_best(A, C, scorer, spec)
+        while True:
+            try:
+                direction, groups, others, scores = next(results)
+            except StopIteration as done:
+                return got, done.value.products, scorer
+            for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
+                got[direction].setdefault(g, []).append((o, s))
+
+    got_c, products_c, _ = run("c")
+    got_np, products_np, _ = run("numpy")
+    assert products_c == products_np == (400 * 399 // 2 if diagonal else 400 * 300)
+    for direction in (ROWS, COLUMNS):
+        assert got_c[direction].keys() == got_np[direction].keys()
+        for g, pairs in got_np[direction].items():
+            assert sorted(got_c[direction][g]) == sorted(pairs)
+    assert len(got_np[ROWS]) == 400 - (diagonal and not merge)
