@@ -14,9 +14,10 @@ __all__ = ["C_CHUNK", "Kept", "csr_arrays", "fused_best", "merged"]
 #: processor's caches (on a dense 20,000 vector block, 131,072 products a chunk
 #: took 3.0 s, 10**6 4.5 s)
 C_CHUNK = 131072
-#: candidate pairs a chunk of ``pair_topk`` at most: ~0.1 s of work, a progress
-#: report each (chunks of 50 rows of a 20,000-vector block, as --buffer-entries
-#: products gave, spent 15% of the block's time checking and setting up)
+#: candidate pairs a chunk of ``pair_topk`` at most: a few tenths of a second of
+#: work (~11 ns a pair on a dense block), a progress report each (chunks of 50
+#: rows of a 20,000-vector block, as --buffer-entries products gave, spent 15% of
+#: the block's time checking and setting up)
 FUSED_PAIRS = 1 << 25
 
 
@@ -46,8 +47,8 @@ def fused_best(A, C, scorer, spec, tell):
     # --buffer-entries results (k a row) and FUSED_PAIRS pairs (progress), each
     # paying the setup -- the features' columns checked, the heavy features as
     # dense rows -- once
-    k_rows = max(1, spec.limit // max(1, min(k, n_c)))
-    ends = chunk_ends(product_bounds(A, C), FUSED_PAIRS, max_rows=k_rows)
+    max_rows = max(1, spec.limit // max(1, min(k, n_c)))
+    ends = chunk_ends(product_bounds(A, C), FUSED_PAIRS, max_rows=max_rows)
     counts = np.zeros(4, np.int64)
     products = start = 0
     for end in ends:
