@@ -937,7 +937,15 @@ or_bytes(unsigned char *restrict y, const unsigned char *restrict x, Py_ssize_t 
  * first columns -- the call costs more than it skips: --top-k 10 on a dense
  * block took 15% less time, --top-k 1000 the same). */
 #define QUIET_RUN 6
-#define QUIET(x, f) (((x) < rf) & ((x) >= ql) & ((x) <= qh) & ((x) < (f)))
+
+/* A sum x that changes nothing: below the row's floor rf and its column's
+ * f, and within [ql, qh], where every check passes it unchanged */
+static inline int
+quiet(double x, double rf, double ql, double qh, double f)
+{
+    return x < rf && x >= ql && x <= qh && x < f;
+}
+
 #if defined(__GNUC__)
 typedef double v4d __attribute__((vector_size(32)));
 typedef int64_t v4l __attribute__((vector_size(32)));
@@ -971,14 +979,13 @@ next_loud(const double *restrict acc, const unsigned char *restrict hit,
     for (; c < to; c++) {
         if (!hit[c])
             continue;
-        if (!QUIET(acc[c], floor ? floor[c] : HUGE_VAL))
+        if (!quiet(acc[c], rf, ql, qh, floor ? floor[c] : HUGE_VAL))
             break;
         n++;
     }
     *hits += n;
     return c;
 }
-#undef QUIET
 
 /* The heavy features' dense rows (w->heavy, H, P), up to HEAVY_BYTES; a
  * feature with an index out of range or a column twice is left out (its
@@ -1263,7 +1270,7 @@ pair_topk(PyObject *self, PyObject *args)
             n++;
             scored++;
             double sc = acc[c];
-            if (sc < rfloor && sc >= quiet_lo && sc <= quiet_hi && (!mirror || sc < floor[c]))
+            if (quiet(sc, rfloor, quiet_lo, quiet_hi, mirror ? floor[c] : HUGE_VAL))
                 continue;
             loud = c;
             if (kind == 1) {

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.asan
 def _raw(A, C, k, limit, kernel, **kw):
     """Each direction's {group: [(other, score)]} as the ``kernel`` yields them
     (entries in the order they come, groups merged across results)."""
-    scorer = Scorer("dot", Counters(), kw.pop("threshold", None))
+    scorer = Scorer(kw.pop("measure", "dot"), Counters(), kw.pop("threshold", None))
     spec = PairSpec(k, limit, prune=False, kernel=kernel, **kw)  # the full product on both
     results = pair_best(A, C, scorer, spec)
     got = {ROWS: {}, COLUMNS: {}}
@@ -445,21 +445,10 @@ def test_dense_blocks_small_k_keep_the_same_best(k, measure, diagonal, merge, ti
     A = block(400)
     C = A if diagonal else block(300)
 
-    def run(kernel):
-        scorer = Scorer(measure, Counters())
-        spec = PairSpec(k, prune=False, kernel=kernel, diagonal=diagonal, merge=merge)
-        got, results = {ROWS: {}, COLUMNS: {}}, pair_best(A, C, scorer, spec)
-        while True:
-            try:
-                direction, groups, others, scores = next(results)
-            except StopIteration as done:
-                return got, done.value.products, scorer
-            for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
-                got[direction].setdefault(g, []).append((o, s))
-
-    got_c, products_c, _ = run("c")
-    got_np, products_np, _ = run("numpy")
-    assert products_c == products_np == (400 * 399 // 2 if diagonal else 400 * 300)
+    kw = dict(measure=measure, diagonal=diagonal, merge=merge)
+    got_c, work_c = _raw(A, C, k, 10 ** 6, "c", **kw)
+    got_np, work_np = _raw(A, C, k, 10 ** 6, "numpy", **kw)
+    assert work_c.products == work_np.products == (400 * 399 // 2 if diagonal else 400 * 300)
     for direction in (ROWS, COLUMNS):
         assert got_c[direction].keys() == got_np[direction].keys()
         for g, pairs in got_np[direction].items():
