@@ -90,7 +90,7 @@ def overlap(d, a, b, n):
 
 
 def cityblock(d, a, b, n):
-    return 1.0 / (1.0 + a + b - 2.0 * d)
+    return 1.0 / (1.0 + (a + b) - 2.0 * d)  # (a + b): the score of (x, y) is (y, x)'s
 
 
 def loglikelihood(d, a, b, n):
@@ -149,7 +149,7 @@ def log_likelihood_ratio(k11, k12, k21, k22):
     r1, r2 = k11 + k12, k21 + k22
     c1, c2 = k11 + k21, k12 + k22
     det = k11 * k22 - k12 * k21
-    total = np.zeros(k11.shape)
+    terms = []
     for k, r, c, sign in ((k11, r1, c1, 1.0), (k12, r1, c2, -1.0),
                           (k21, r2, c1, -1.0), (k22, r2, c2, 1.0)):
         rc = r * c
@@ -158,8 +158,11 @@ def log_likelihood_ratio(k11, k12, k21, k22):
         u[live] = sign * det[live] / rc[live]
         e = np.zeros(k.shape)
         e[live] = rc[live] / n[live]
-        total += e * _f(u, k == 0)
-    return 2.0 * total
+        terms.append(e * _f(u, k == 0))
+    # the diagonal cells and the two off-diagonal ones summed apart: swapping
+    # k12 and k21 (x and y) swaps two terms of a sum of two, so the ratio of
+    # (x, y) is that of (y, x) to the bit
+    return 2.0 * ((terms[0] + terms[3]) + (terms[1] + terms[2]))
 
 
 #: coefficients of f(u) / u^2 = sum_{j>=2} (-1)^j u^(j-2) / (j (j-1)) for |u| < 0.1

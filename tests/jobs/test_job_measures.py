@@ -71,3 +71,20 @@ def test_local_runner(measure, strategy):
 def test_loglikelihood_without_num_features_is_refused():
     with pytest.raises(ValueError, match="loglikelihood needs --num-features N"):
         MRSparseDotProducts(["--measure", "loglikelihood"])
+
+
+# a corpus whose count tables give loglikelihood's (x, y) and (y, x) orders
+# different last bits in a sum that follows the cells' order
+WIDE = corpus(n=400, fpv=12, vocab=600, seed=5)
+
+
+@pytest.mark.parametrize("measure", MEASURES)
+def test_every_measure_gives_the_same_bytes_for_any_blocks(measure):
+    # --blocks decides which vector of a pair is its row: the scores may not
+    # depend on it
+    args = args_of(measure)
+    if get(measure).needs_n_features:
+        args = ["--measure", measure, "--num-features", str(len(read_corpus(WIDE)[2]))]
+    one = run_job(MRSparseDotProducts, WIDE, args + ["--blocks", "1", "--top-k", "20"])
+    four = run_job(MRSparseDotProducts, WIDE, args + ["--blocks", "4", "--top-k", "20"])
+    assert one.lines and one.lines == four.lines

@@ -290,6 +290,23 @@ def test_score_broadcasts_rows_and_pairs_alike():
 
 
 @pytest.mark.parametrize("measure", MEASURES)
+@pytest.mark.parametrize("X", CORPORA, ids=["seed11", "seed12"])
+def test_the_score_of_x_y_is_the_score_of_y_x_bit_for_bit(measure, X):
+    # a pair is scored once, with either vector first (the row of its block
+    # pair or of a diagonal block's upper triangle): which one depends on
+    # --blocks, and the job's bytes must not
+    n = X.shape[1]
+    P, stats = prepared_dense(measure, X, n)
+    i, j = np.triu_indices(X.shape[0], 1)
+    d = (P @ P.T)[i, j]
+    a, b = (None, None) if stats is None else (stats[i], stats[j])
+    xy = score(measure, d, a, b, n_features=n)
+    yx = score(measure, d, b, a, n_features=n)
+    differ = np.flatnonzero(xy.view(np.uint64) != yx.view(np.uint64))
+    assert not differ.shape[0], (measure, differ.shape[0], xy[differ[0]], yx[differ[0]])
+
+
+@pytest.mark.parametrize("measure", MEASURES)
 def test_prepare_rows_equals_prepare_bit_for_bit(measure):
     rng = np.random.default_rng(5)
     X = CORPORA[0]
