@@ -854,6 +854,12 @@ kept_take(PyObject *self, PyObject *args)
  * holds its column buffer's entries -- the rows above it, which came before
  * it -- so that each vector's best over the whole block comes in one result;
  * the buffer is emptied.
+ *
+ * mode (as dots() takes it): 0 every column, 1 the columns after the row's
+ * own (a diagonal block's upper triangle), 2 from the row's own on; 3 (one
+ * block, without mirror) every column but the row's own: whole rows, each
+ * pair scored from both of its rows, so that rows can be run apart (on
+ * threads) with no column buffer.
  */
 #define UNIT_LIMIT (1.0 + 0x1p-20)
 #define UNIT_SNAP 0x1p-44
@@ -1158,7 +1164,7 @@ pair_topk(PyObject *self, PyObject *args)
     /* the row's candidates: at most n_c (distinct columns), so a k beyond
      * that keeps them all */
     Py_ssize_t k_r = k < n_c ? k : (n_c > 0 ? n_c : 1);
-    if (r0 < 0 || r1 < r0 || r1 >= a[0].n || n_c < 0 || n_f < 0 || mode < 0 || mode > 2
+    if (r0 < 0 || r1 < r0 || r1 >= a[0].n || n_c < 0 || n_f < 0 || mode < 0 || mode > 3
         || a[1].n != a[2].n || a[4].n != a[5].n || k < 1 || kind < 0 || kind > 1
         || a[13].n < 4 || r1 - r0 >= INT32_MAX || n_c >= INT32_MAX
         || size_mul(n_c, (Py_ssize_t)sizeof(double)) < 0) {
@@ -1171,9 +1177,13 @@ pair_topk(PyObject *self, PyObject *args)
         release(a, 14);
         return bad("pair_topk: the columns' buffers");
     }
-    if (merge && (!mirror || mode == 0 || r1 > n_c)) {
+    if (merge && (!mirror || mode == 0 || mode == 3 || r1 > n_c)) {
         release(a, 14);
         return bad("pair_topk: merge needs a diagonal block and its mirror");
+    }
+    if (mode == 3 && (mirror || r1 > n_c)) {
+        release(a, 14);
+        return bad("pair_topk: whole rows (mode 3) need one block, without its mirror");
     }
     const int64_t *ap = I64P(a[0]), *bp = I64P(a[3]);
     const int32_t *ai = I32P(a[1]), *bi = I32P(a[4]);
@@ -1236,12 +1246,16 @@ pair_topk(PyObject *self, PyObject *args)
     quiet_lo = fmax(quiet_lo, threshold);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = r0; r < r1 && ok; r++) {
-        int64_t lo = mode == 0 ? 0 : (mode == 1 ? r + 1 : r);
+        int64_t lo = mode == 1 ? r + 1 : (mode == 2 ? r : 0);
         int dense = 0;
         Py_ssize_t nt = topk_row_sums(&w, r, lo, (int32_t)(r - r0), &dense, &why);
         if (nt < 0) {
             ok = 0;
             break;
+        }
+        if (mode == 3 && dense) {  /* the row itself: as a column it never reached */
+            acc[r] = 0.0;
+            w.hit[r] = 0;
         }
         int64_t h = 0;
         double rfloor = -HUGE_VAL;
@@ -1263,8 +1277,11 @@ pair_topk(PyObject *self, PyObject *args)
                 if (c >= n_c)
                     break;
             }
-            else if (t < nt)
+            else if (t < nt) {
                 c = w.touched[t++];
+                if (mode == 3 && c == r)
+                    continue;
+            }
             else
                 break;
             n++;

@@ -60,7 +60,7 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
                             dot_products_memory_advice)
 from mrjobs.strategies.blocks import BlocksStrategy
 from mrjobs.strategies.sizing import (bytes_per_entry, default_blocks, df_cut_form,
-                                     vector_entries)
+                                     pair_threads, vector_entries, whole_rows)
 from mrjobs.counters import (INPUT, NOT_SCORABLE, Counters, OUTPUT_LINES, QUERY_VECTOR_IDS,
                              QUERY_VECTORS_READ, VECTOR_IDS, VECTORS_READ, WORK)
 from mrjobs.parsing import FORMATS, POSTINGS
@@ -129,7 +129,7 @@ class MRSparseDotProducts(SparseJob):
         the job's :class:`~mrjobs.strategies.contract.Context`."""
         s = getattr(self, "_strategy", None)
         if (s is None or s.name != self.options.strategy
-                or s.ctx.df_cut != self._df_cut_form()):
+                or s.ctx.df_cut != self._df_cut_form() or s.ctx.blocks != self.options.blocks):
             s = self._strategy = STRATEGIES[self.options.strategy](self._context())
         return s
 
@@ -140,7 +140,8 @@ class MRSparseDotProducts(SparseJob):
             counts=self.counts, postings=PostingAssembler(o.max_df, self.counts, self.pairs_of),
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), max_df=o.max_df,
-            blocks=o.blocks, prune=not o.no_prune, df_cut=self._df_cut_form(),
+            blocks=o.blocks, threads=o.pair_threads or 1, prune=not o.no_prune,
+            df_cut=self._df_cut_form(),
             status=self.status, prepare_side=side_preparer(self) if self._direct() else None)
 
     def _df_cut_form(self):
@@ -182,7 +183,8 @@ class MRSparseDotProducts(SparseJob):
         return default_blocks(self._input_size(), o.runner or "inline", o.num_cores,
                               o.buffer_entries, bytes_per_entry(o.input_format, line),
                               top_k=o.top_k,
-                              entries_per_vector=vector_entries(o.input_format, line))
+                              entries_per_vector=vector_entries(o.input_format, line),
+                              whole=whole_rows(o))
 
     def split_bytes(self):
         # blocks gives the same bytes for every partitioning; stripes' sums
@@ -200,12 +202,13 @@ class MRSparseDotProducts(SparseJob):
     def steps(self):
         mappers = dict(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
                        mapper_final=self.mapper_vectors_final)
+        # (a strategy whose last step writes the output lines: no rows step)
+        rows = [] if getattr(self.strategy, "writes_rows", False) else [rows_step(self)]
         if self._direct():  # the mappers feed the block pairs (see the module doc)
-            return [task_step(self, self.strategy.steps()[0], mappers), rows_step(self)]
+            return [task_step(self, self.strategy.steps()[0], mappers)] + rows
         vectors = MRStep(reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
                          reducer_final=self.reducer_vectors_final, **mappers)
-        return ([vectors] + [task_step(self, s) for s in self.strategy.steps()]
-                + [rows_step(self)])
+        return [vectors] + [task_step(self, s) for s in self.strategy.steps()] + rows
 
     def _direct(self):
         """Whether the vectors go from the mappers straight to the block pairs,
@@ -339,6 +342,10 @@ def _blocks_args(job, extra_args):
         o.blocks = job._default_blocks()
     if "--blocks" not in extra_args:
         extra_args = list(extra_args) + ["--blocks", str(o.blocks)]
+    if o.pair_threads is None:
+        o.pair_threads = pair_threads(job._runner_class().alias, o.blocks, o.num_cores)
+    if "--pair-threads" not in extra_args:
+        extra_args = list(extra_args) + ["--pair-threads", str(o.pair_threads)]
     if o.max_df is not None and o.df_cut_form is None:
         o.df_cut_form = df_cut_form(job._runner_class().alias, o.blocks, bool(o.queries))
     if o.max_df is not None and not any(a.startswith("--df-cut-form") for a in extra_args):

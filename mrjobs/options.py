@@ -200,6 +200,11 @@ def add_dot_products_options(job, strategies):
     # path, or by file name where mrjob uploads local files to the cluster)
     job.add_passthru_arg("--queries-match", choices=("path", "name"), default="path",
                           help=argparse.SUPPRESS)
+    _add_strategy_options(job, strategies)
+
+
+def _add_strategy_options(job, strategies):
+    """``--strategy`` and the blocks strategy's own options."""
     job.add_passthru_arg(
         "--strategy", choices=strategies, default="blocks",
         help="'blocks' (default): reducers multiply blocks of whole vectors with "
@@ -213,6 +218,13 @@ def add_dot_products_options(job, strategies):
              "size, about %d entries a block, and at least enough block pairs for the "
              "local runner's cores. At most %d, and at most the number of input lines "
              "where the input is local." % (DEFAULT_BLOCK_ENTRIES, MAX_BLOCKS))
+    job.add_passthru_arg(
+        "--pair-threads", type=at_least(1, MAX_CORES), default=None, metavar="N",
+        help="Threads a block pair's reducer may use where its rows come whole (one "
+             "block and --top-k, measures dot, cosine and pearson, unpruned, without "
+             "--include-self): each row is scored against every vector, twice the "
+             "products on N cores; the same output. Default: the inline and local "
+             "runners' cores (at most 8) with one block, else 1.")
     # set by the launcher with --max-df under blocks: the cut's form
     # (mrjobs.strategies.sizing.df_cut_form); a job built without it uses "join"
     job.add_passthru_arg("--df-cut-form", choices=DF_CUT_FORMS, default=None,
@@ -240,6 +252,8 @@ def check_dot_products_options(o, error):
                   m for m in MEASURES if get_measure(m).needs_n_features)))
     if o.blocks is not None and o.strategy != "blocks":
         error("argument --blocks: has no effect with --strategy %s" % o.strategy)
+    if o.pair_threads is not None and o.strategy != "blocks":
+        error("argument --pair-threads: has no effect with --strategy %s" % o.strategy)
     if o.blocks is not None and o.blocks > MAX_BLOCKS:
         error("argument --blocks: at most %d, not %d (each vector is sent to --blocks "
               "block pairs: the shuffle grows with it)" % (MAX_BLOCKS, o.blocks))

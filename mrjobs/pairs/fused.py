@@ -1,8 +1,12 @@
 """The C path of the pair kernel with ``k`` (:func:`mrjobs.pairs.kernel.pair_best`):
 the products of a block pair summed, scored and selected in one C pass
 (``pair_topk`` of ``mrjobs/_speedups.c``), each column's best kept across the
-chunks (:class:`Kept`), and the merge of a diagonal block's two directions
-into one result a vector (:func:`merged`, for the other paths)."""
+chunks (:class:`Kept`) -- or, on threads, whole rows of a diagonal block
+with no column kept (:func:`_whole_rows`) -- and the merge of a diagonal
+block's two directions into one result a vector (:func:`merged`, for the
+other paths)."""
+import itertools
+
 import numpy as np
 
 from mrjobs.pairs.chunks import COLUMNS, ROWS, chunk_ends, group_best, product_bounds
@@ -35,6 +39,8 @@ def fused_best(A, C, scorer, spec, tell):
     Bt = C.T.tocsr()
     Bt.sort_indices()
     b = csr_arrays(Bt)
+    if spec.threads > 1 and spec.merged and not spec.include_self:
+        return (yield from _whole_rows(a, b, A, scorer, spec, tell))
     mode = (2 if spec.include_self else 1) if diagonal else 0
     kept = Kept(kernels, n_c, min(k, A.shape[0])) if spec.mirror else None
     if kept is None:
@@ -66,6 +72,53 @@ def fused_best(A, C, scorer, spec, tell):
     if kept is not None and not merge:
         yield (COLUMNS,) + kept.take()
     return products
+
+
+def _whole_rows(a, b, A, scorer, spec, tell):
+    """:func:`fused_best` of a diagonal block with ``spec.merged``, on
+    ``spec.threads`` threads: each row against every column but itself
+    (``pair_topk``'s mode 3), so that chunks of rows need nothing of each
+    other -- no column buffers -- and run at once (the C kernel lets go of
+    Python's lock).  Each pair is scored from both of its rows: twice the
+    upper triangle's products, on as many cores.  The same rows as the
+    merged triangle gives (a row's ``k`` best, ties to the smaller other),
+    in the same order; the counts are halved to the triangle's (a pair's two
+    scores are the same number, so both fail or pass the same checks)."""
+    from concurrent.futures import ThreadPoolExecutor
+    n, k, kernels = A.shape[0], spec.k, spec.c
+    kind, threshold, limit = scorer.fused()
+    none = (0, 1, np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
+    ends = chunk_ends(product_bounds(A, A), FUSED_PAIRS,
+                      max_rows=max(1, spec.limit // max(1, min(k, n))))
+
+    def run(start, end):
+        counts = np.zeros(4, np.int64)
+        out = kernels.pair_topk(*a, *b, n, start, end, 3, k, kind, threshold, limit, False,
+                                *none, False, counts)
+        return out, counts
+
+    spans = iter(zip([0] + ends[:-1], ends))
+    total = np.zeros(4, np.int64)
+    pool = ThreadPoolExecutor(spec.threads)
+    try:
+        # a chunk a thread and one more in flight: results wait in order, not all at once
+        pending = [(end, pool.submit(run, start, end))
+                   for start, end in itertools.islice(spans, spec.threads + 1)]
+        while pending:
+            end, job = pending.pop(0)
+            (g, o, s), counts = job.result()
+            more = next(spans, None)
+            if more is not None:
+                pending.append((more[1], pool.submit(run, *more)))
+            total += counts
+            if g:
+                yield (ROWS, np.frombuffer(g, np.int64), np.frombuffer(o, np.int64),
+                       np.frombuffer(s, np.float64))
+            tell.upto(end)
+    finally:
+        pool.shutdown(cancel_futures=True)
+    scorer.count_fused(*(total[:3] // 2).tolist())
+    return int(total[3] // 2)
 
 
 def csr_arrays(M):

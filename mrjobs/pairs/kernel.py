@@ -98,6 +98,11 @@ class PairSpec:
         best over the whole block in one :data:`ROWS` result (its best among
         the rows below it and among those above it, merged), and no
         :data:`COLUMNS`; half the partial rows a vector gets from the block.
+    threads : int
+        Threads the C path may run chunks of rows on where it can (``merge``
+        on a diagonal block, without ``include_self``: each row against every
+        column, twice the products on as many cores,
+        :func:`mrjobs.pairs.fused.fused_best`); the same results and counts.
     """
 
     k: int = None
@@ -108,6 +113,7 @@ class PairSpec:
     prune: object = "auto"
     kernel: str = "auto"
     merge: bool = False
+    threads: int = 1
 
     def __post_init__(self):
         if self.prune not in PRUNE_MODES + (True, False):

@@ -46,6 +46,7 @@ def _parser():
     job.add_argument("--queries", metavar="PATH")
     job.add_argument("--strategy", choices=("blocks", "stripes"), default="blocks")
     job.add_argument("--blocks", type=int, metavar="N")
+    job.add_argument("--pair-threads", type=int, metavar="N")
     job.add_argument("--buffer-entries", type=int, default=1000000, metavar="N")
     job.add_argument("--max-df", type=int, metavar="N")
     job.add_argument("--top-k", type=int, metavar="K")
@@ -98,8 +99,8 @@ def _check(ap, o):
     if "" in o.inputs or o.queries == "":
         ap.error("an input path is empty (%s)" % ("--queries ''" if o.queries == "" else
                                                   "INPUT ''"))
-    for name in ("blocks", "buffer_entries", "max_df", "top_k", "reducers", "reducer_memory",
-                 "num_cores", "num_features"):
+    for name in ("blocks", "pair_threads", "buffer_entries", "max_df", "top_k", "reducers",
+                 "reducer_memory", "num_cores", "num_features"):
         v = getattr(o, name)
         if v is not None and v < 1:
             ap.error("--%s must be at least 1" % name.replace("_", "-"))
@@ -140,9 +141,9 @@ def _check_writable(ap, path):
 
 
 #: the job's options the planner reads, under the same names
-JOB_OPTIONS = ("queries", "strategy", "blocks", "buffer_entries", "max_df", "top_k", "threshold",
-               "measure", "num_features", "include_self", "float32", "input_format", "runner",
-               "num_cores", "no_prune")
+JOB_OPTIONS = ("queries", "strategy", "blocks", "pair_threads", "buffer_entries", "max_df",
+               "top_k", "threshold", "measure", "num_features", "include_self", "float32",
+               "input_format", "runner", "num_cores", "no_prune")
 
 
 def parse_options(argv):

@@ -14,7 +14,7 @@ from mrjobs.runtime.paths import first_line, local_size
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
                                       bytes_per_entry, cores, default_blocks, df_cut_form,
                                       estimate_blocks, pair_memory_bytes, reducers,
-                                      vector_entries)
+                                      vector_entries, whole_rows)
 
 __all__ = ["POSTING_ENTRY_BYTES", "MAX_TASKS", "estimate", "job_args"]
 
@@ -150,7 +150,9 @@ def job_args(o, inputs=None):
     """The dot-products job's command line for the plan's options."""
     args = list(inputs if inputs is not None else o.inputs)
     for flag, value in (("--queries", o.queries), ("--strategy", o.strategy),
-                        ("--blocks", o.blocks), ("--buffer-entries", o.buffer_entries),
+                        ("--blocks", o.blocks),
+                        ("--pair-threads", getattr(o, "pair_threads", None)),
+                        ("--buffer-entries", o.buffer_entries),
                         ("--max-df", o.max_df), ("--top-k", o.top_k),
                         ("--threshold", o.threshold), ("--measure", o.measure),
                         ("--num-features", o.num_features), ("--input-format", o.input_format),
@@ -179,7 +181,8 @@ def _job_blocks(o, input_bytes, mean_length):
             b = default_blocks(local_size(paths), o.runner, o.num_cores,
                                input_bytes_per_entry=bytes_per_entry(o.input_format, line),
                                top_k=o.top_k,
-                               entries_per_vector=vector_entries(o.input_format, line))
+                               entries_per_vector=vector_entries(o.input_format, line),
+                               whole=whole_rows(o))
         finally:
             logging.getLogger("mrjobs.strategies.sizing").disabled = False
     else:

@@ -5,6 +5,7 @@ import numpy as np
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.measures import get as get_measure
+from mrjobs.strategies.scheme import pairs_write_rows
 
 __all__ = ["Wire", "vectors_step", "job_steps"]
 
@@ -268,13 +269,20 @@ def _stripes_steps(e, wire, o, R):
 def job_steps(e, wire, o, R):
     """The steps of the job the plan models: ``vectors``, the strategy's,
     ``rows``; the blocks strategy without --max-df has no vectors step (its
-    mappers feed the block pairs)."""
-    if o.strategy == "blocks" and o.max_df is None:
+    mappers feed the block pairs), nor a rows step where its pairs write the
+    output lines (:func:`~mrjobs.strategies.scheme.pairs_write_rows`)."""
+    if o.strategy == "blocks":
+        steps = _blocks_steps(e, wire, o, R)
+        return steps[:-1] if pairs_write_rows(e["blocks"], o.top_k, len(e["fams"]) == 2) else steps
+    return ([vectors_step(e, wire), _postings_step(e, wire, "stripes", o, R)]
+            + _stripes_steps(e, wire, o, R))
+
+
+def _blocks_steps(e, wire, o, R):
+    """The blocks strategy's steps, the rows step last."""
+    if o.max_df is None:
         return [_direct_pairs_step(e, wire, o, e["map_tasks"]), _rows_blocks(e, wire, o)]
     steps = [vectors_step(e, wire)]
-    if o.strategy == "stripes":
-        steps.append(_postings_step(e, wire, "stripes", o, R))
-        return steps + _stripes_steps(e, wire, o, R)
     if e["df_cut_form"] == "join":
         steps.append(_postings_step(e, wire, "df", o, R))
         steps.append(_regroup_step(e, wire, o, R))

@@ -27,7 +27,10 @@ step does that first and sends prepared vectors:
 ``rows``
     The reducer of a vector merges its (at most B, disjoint) partial rows and
     keeps the ``--top-k`` best: the union of per-block top-k lists holds the
-    global top-k.
+    global top-k.  With one block and ``--top-k`` in a self-join there is no
+    rows step (:func:`~mrjobs.strategies.scheme.pairs_write_rows`): the one
+    diagonal pair gives each vector its whole row, and its reducer puts each
+    row in order and writes the output lines itself -- the same lines.
 
 With ``--max-df N`` the cut takes one of two forms, chosen per job by
 :func:`df_cut_form` (the launcher passes it to the tasks as ``--df-cut-form``):
@@ -71,12 +74,15 @@ import numpy as np
 from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
 
-from mrjobs.strategies.scheme import BlockBuffer, all_pairs, block_pair_key, block_pair_of, without
+from mrjobs.strategies.scheme import (BlockBuffer, all_pairs, block_pair_key, block_pair_of,
+                                     pairs_write_rows, without)
 from mrjobs.strategies.combining import FeatureCounts, PostingBuffer, RegroupBuffer
 from mrjobs.counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
-                       DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
+                             DF_COUNT_ENTRIES_SENT, OUTPUT_LINES, PRODUCTS_COMPUTED, ROWS_PRUNED,
+                             WORK)
 from mrjobs.kernels import group_starts
 from mrjobs.pairs.kernel import ROWS, PairSpec, pair_best
+from mrjobs.scoring import RowMerger
 from mrjobs.strategies.contract import Step, by_family
 
 __all__ = ["BlocksStrategy"]
@@ -172,8 +178,33 @@ class BlocksStrategy:
         if self._join:
             steps.append(Step(self.reducer_df, self.reducer_df_init, self.reducer_df_final))
             steps.append(Step(self.reducer_regroup, self._init_blocks, self.take_final))
-        steps.append(Step(self.reducer_pairs))
+        if self.writes_rows:
+            steps.append(Step(self.reducer_pairs, self._rows_init, self._rows_final))
+        else:
+            steps.append(Step(self.reducer_pairs))
         return steps
+
+    @property
+    def writes_rows(self):
+        """True when the pair step writes the output lines itself (the job then
+        has no rows step; :func:`~mrjobs.strategies.scheme.pairs_write_rows`):
+        the one diagonal pair gives each vector its whole row in one result
+        (:attr:`PairSpec.merged <mrjobs.pairs.kernel.PairSpec.merged>`), which
+        the rows step would only have sorted by vector and passed on."""
+        ctx = self.ctx
+        return pairs_write_rows(ctx.blocks, ctx.top_k, ctx.queries)
+
+    def _rows_init(self):
+        self._rows = RowMerger(self.ctx.top_k, self.ctx.buffer_entries)
+
+    def _rows_final(self):
+        yield from self._output(self._rows.flush())
+
+    def _output(self, rows):
+        """Output lines (``(doc, Stripe)``) of rows in their final order, counted."""
+        if rows:
+            self.ctx.counts.add(WORK, OUTPUT_LINES, len(rows))
+        yield from rows
 
     # -- fed by the vectors step (or by the regroup step) -----------------------
 
@@ -301,7 +332,8 @@ class BlocksStrategy:
         same = None if diagonal else _same_ids(rows.ids, cols.ids, C.shape[0])
         spec = PairSpec(ctx.top_k, ctx.buffer_entries, diagonal=diagonal,
                         include_self=ctx.include_self, mirror=not ctx.queries,
-                        prune="auto" if ctx.prune else "never", merge=True)
+                        prune="auto" if ctx.prune else "never", merge=True,
+                        threads=ctx.threads)
         results = pair_best(A, C, ctx.scorer, spec, stats_a=rows.stats, stats_c=cols.stats,
                             exclude=same,
                             progress=None if status is None else status.pair_products)
@@ -364,8 +396,13 @@ class BlocksStrategy:
         starts = starts.tolist()
         ids = other_side.ids[others]
         raw = group_side.raw
+        rows = self._rows if self.writes_rows else None
         for s, e, g in zip(starts, ends, groups[starts].tolist()):
-            yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
+            if rows is None:
+                yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
+            else:  # a whole row: put in order (score descending, ties by id) and cut to k
+                yield from self._output(rows.add(raw[16 * g:16 * g + 16],
+                                                 [Stripe(ids[s:e], scores[s:e])]))
 
 
 def _same_ids(row_ids, col_ids, n_c):

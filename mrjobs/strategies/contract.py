@@ -32,6 +32,8 @@ class Context:
     top_k, include_self, queries, max_df, blocks
         The options ``--top-k``, ``--include-self``, ``--queries`` (True when
         given), ``--max-df`` and ``--blocks``.
+    threads : int
+        Threads a block pair's reducer may use (``--pair-threads``).
     prune : bool
         Skip products that bounds rule out (False with ``--no-prune``).
     df_cut : str
@@ -59,6 +61,7 @@ class Context:
     queries: bool = False
     max_df: Optional[int] = None
     blocks: Optional[int] = None
+    threads: int = 1
     prune: bool = True
     df_cut: str = "join"
     status: Any = None

@@ -19,7 +19,7 @@ from mrcodecs.jobwire import Block, block_pair_key, block_pair_of
 from mrjobs.counters import BLOCK_ENTRIES_SENT, WORK
 
 __all__ = ["block_of", "routes", "all_pairs", "block_pair_key", "block_pair_of", "without",
-           "BlockBuffer"]
+           "BlockBuffer", "pairs_write_rows"]
 
 
 def block_of(doc, blocks):
@@ -68,6 +68,20 @@ def all_pairs(blocks, query_blocks=None):
     if query_blocks is None:
         return [(i, j) for i in range(blocks) for j in range(i, blocks)]
     return [(q, c) for q in range(query_blocks) for c in range(blocks)]
+
+
+def pairs_write_rows(blocks, top_k, queries):
+    """Whether the block pairs give each vector its whole row, so that the
+    pair step writes the output lines itself (no rows step): one block and
+    ``--top-k`` in a self-join, where the one diagonal pair gives each vector
+    its ``k`` best over the corpus in one result.
+
+    >>> pairs_write_rows(1, 10, False), pairs_write_rows(2, 10, False)
+    (True, False)
+    >>> pairs_write_rows(1, None, False), pairs_write_rows(1, 10, True)
+    (False, False)
+    """
+    return blocks == 1 and top_k is not None and not queries
 
 
 def without(cut, ids, lengths, feats, weights, stats):

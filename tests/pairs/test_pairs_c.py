@@ -454,3 +454,51 @@ def test_dense_blocks_small_k_keep_the_same_best(k, measure, diagonal, merge, ti
         for g, pairs in got_np[direction].items():
             assert sorted(got_c[direction][g]) == sorted(pairs)
     assert len(got_np[ROWS]) == 400 - (diagonal and not merge)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+@pytest.mark.parametrize("k,threshold,limit", [
+    (1, None, 10 ** 6), (3, 0.2, 40), (10, None, 200), (500, None, 10 ** 6), (4, -0.5, 10 ** 6)])
+@pytest.mark.parametrize("measure", ["dot", "cosine"])
+def test_whole_rows_on_threads_give_the_merged_triangle(k, threshold, limit, measure, dense):
+    # --pair-threads: a diagonal block's rows each against every column but
+    # itself, chunks at once on threads, against the upper triangle merged
+    # with its column buffers: the same rows, products and counters
+    pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    from mrjobs.measures import prepare_rows
+
+    rng = np.random.default_rng(k + 7 * dense)
+    m = sp.random(350, 60, density=0.08, random_state=rng, format="lil")
+    if dense:
+        m[:, :2] = 1.0  # every pair shares a feature: rows summed densely
+    m = m.tocsr()
+    m.data = (rng.integers(-2, 3, m.nnz).astype(float) if dense  # ties
+              else rng.standard_normal(m.nnz))
+    m.eliminate_zeros()
+    m.sort_indices()
+    if measure == "cosine":
+        keep = np.diff(m.indptr) > 0
+        m = m[keep]
+        m.data = prepare_rows("cosine", m.data, np.diff(m.indptr))[0]
+
+    def run(threads):
+        counts = Counters()
+        spec = PairSpec(k, limit, diagonal=True, merge=True, prune=False, kernel="c",
+                        threads=threads)
+        results = pair_best(m, m, Scorer(measure, counts, threshold), spec)
+        got = {}
+        while True:
+            try:
+                direction, groups, others, scores = next(results)
+            except StopIteration as done:
+                return got, done.value, dict(counts)
+            assert direction == ROWS
+            for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
+                got.setdefault(g, []).append((o, s))
+
+    one, work_one, counts_one = run(1)
+    two, work_two, counts_two = run(2)
+    assert one and {g: sorted(v) for g, v in two.items()} == {
+        g: sorted(v) for g, v in one.items()}
+    assert work_two == work_one and counts_two == counts_one
+    assert list(two) == sorted(two)  # rows in order

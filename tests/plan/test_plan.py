@@ -55,9 +55,11 @@ def corpora(tmp_path_factory):
 
 def test_blocks_whole_input(corpora):
     e, run, rows = plan_and_run([corpora["600"], "--measure", "cosine", "--top-k", "5"])
-    # the block pairs (the mappers feed them) and the rows
-    assert [s["step"] for s in e["steps"]] == ["pairs", "rows"]
-    assert len(run["step_bytes"]) == 2
+    # the block pairs (the mappers feed them), which write the rows: one block
+    # and --top-k (pairs_write_rows), no rows step
+    assert e["blocks"] == 1
+    assert [s["step"] for s in e["steps"]] == ["pairs"]
+    assert len(run["step_bytes"]) == 1
     assert_close(rows, "shuffle bytes", "products computed", "pairs scored", *step_names(rows))
     assert rows["blocks"][0] == rows["blocks"][1]
 
@@ -229,14 +231,18 @@ def test_large_top_k_takes_fewer_blocks_in_the_job_and_the_plan(tmp_path):
     # block pairs share out: the job's default and the plan take the fewest
     # blocks memory allows, and the plan does not call that idle reducers
     from mrjobs.dot_products import MRSparseDotProducts
+    # (tanimoto: a measure one block does not score on threads); with cosine,
+    # under 800 vectors a unit of --top-k, one block scores whole rows on the
+    # cores (sizing.one_block_pays), in the job and in the plan
     path = corpus(tmp_path / "c6000.jsonl", 6000)  # ~120,000 entries: not small
     blocks = {}
-    for k in (10, 200):
-        args = [path, "--measure", "cosine", "--top-k", str(k)]
+    for measure, k in (("tanimoto", 10), ("tanimoto", 200), ("cosine", 1), ("cosine", 10)):
+        args = [path, "--measure", measure, "--top-k", str(k)]
         o = options(*args, "-r", "local", "--num-cores", "2")
         e = P.plan(o)
         job = MRSparseDotProducts(args + ["-r", "local", "--num-cores", "2"])
-        blocks[k] = (e["blocks"], job._default_blocks())
-        if k == 200:
+        blocks[measure, k] = (e["blocks"], job._default_blocks())
+        if blocks[measure, k] == (1, 1):
             assert "reducers of the pairs step idle" not in P.format_plan(e, o)
-    assert blocks == {10: (3, 3), 200: (1, 1)}
+    assert blocks == {("tanimoto", 10): (3, 3), ("tanimoto", 200): (1, 1),
+                      ("cosine", 1): (3, 3), ("cosine", 10): (1, 1)}

@@ -114,7 +114,7 @@ def test_default_verbosity_leaves_out_mrjobs_temp_notes(tmp_path, runner):
     write_lines(path, LINES)
     notes = ("Creating temp directory", "Removing temp directory", "job output is in")
     proc = launch(str(path), "-r", runner, "--top-k", "2")
-    assert proc.returncode == 0 and "Running step 1 of 2" in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and "Running step 1 of " in proc.stderr, proc.stderr
     assert not [n for n in notes if n in proc.stderr], proc.stderr
     assert len(proc.stdout.splitlines()) > 10
     verbose = launch(str(path), "-r", runner, "--top-k", "2", "-v")

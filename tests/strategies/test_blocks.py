@@ -38,6 +38,28 @@ def test_same_bytes_for_every_block_count_and_chunk_size(args):
                 == want.counters["mrsparse work"]["pairs scored"])
 
 
+@pytest.mark.parametrize("args", [
+    ["--measure", "cosine", "--top-k", "4"],
+    ["--measure", "dot", "--top-k", "1000", "--include-self"],
+    ["--measure", "tanimoto", "--top-k", "2", "--threshold", "0.05"],
+    ["--measure", "cosine", "--top-k", "3", "--max-df", "20"],
+])
+def test_one_block_writes_its_rows_without_a_rows_step(args):
+    # one block and --top-k: the one diagonal pair's rows are whole, and its
+    # reducer writes the output lines itself -- those of two blocks and a rows step
+    one = MRSparseDotProducts(args + ["--blocks", "1"]).steps()
+    assert len(one) == len(MRSparseDotProducts(args + ["--blocks", "2"]).steps()) - 1
+    at = args.index("--top-k")
+    no_k = args[:at] + args[at + 2:]
+    assert len(MRSparseDotProducts(no_k + ["--blocks", "1"]).steps()) == len(one) + 1
+    want = run(args + ["--blocks", "2"])
+    assert want.lines
+    for runner in ("inline", "local"):
+        got = run(args + ["--blocks", "1"], runner=runner)
+        assert got.lines == want.lines, runner
+        assert got.counters["mrsparse work"]["output lines"] == len(want.lines)
+
+
 def test_block_count_changes_the_work_not_the_result():
     one = run(["--blocks", "1"]).counters["mrsparse work"]
     four = run(["--blocks", "4"]).counters["mrsparse work"]
