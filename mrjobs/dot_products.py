@@ -200,6 +200,12 @@ class MRSparseDotProducts(SparseJob):
         return kwargs
 
     def steps(self):
+        o = self.options
+        if o.strategy == "blocks" and o.blocks is None:
+            # the launcher's default, taken now: the steps depend on it (one
+            # block with --top-k has no rows step), and a job asked for its
+            # steps before it is run must name the ones that will run
+            o.blocks = self._default_blocks()
         mappers = dict(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
                        mapper_final=self.mapper_vectors_final)
         # (a strategy whose last step writes the output lines: no rows step)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from mrjobs.strategies.scheme import pairs_write_rows
+
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 if str(REPO_ROOT) not in sys.path:  # ``bench`` is a folder of the repo, not installed
     sys.path.insert(0, str(REPO_ROOT))
@@ -40,6 +42,14 @@ ROW_FIELDS = {
 #: and local with few block pairs, so blocks' --max-df takes the count tables
 STEPS = {("blocks", False): 2, ("blocks", True): 3, ("stripes", False): 4,
          ("stripes", True): 4}
+
+
+def _steps(r):
+    """The steps of a run: :data:`STEPS`, less the rows step where one block
+    writes the rows (:func:`~mrjobs.strategies.scheme.pairs_write_rows`)."""
+    cut = _spec(r["corpus"]).max_df is not None
+    return STEPS[r["strategy"], cut] - (
+        r["strategy"] == "blocks" and pairs_write_rows(r["blocks"], r["top_k"], False))
 
 
 # the job runs' files go to {out}/work, removed with the rest at teardown
@@ -83,8 +93,11 @@ def test_quick_run_writes_json_chart_and_profiles(quick_run):
         assert [x["part"] for x in p["parts"]] == [x[0] for x in profiling.PROFILE_PARTS]
         found = {x["part"] for x in p["parts"] if x["cum_s"] is not None}
         # the spec names functions that exist and ran: each strategy's own
-        # reducers, the vectors step and the rows step
-        assert "rows reducer: join partial rows, top-k" in found
+        # reducers, the vectors step and the rows step (none where one block
+        # writes the rows), the output
+        assert "output: NeighboursJSONProtocol.write" in found
+        if p["strategy"] == "stripes":
+            assert "rows reducer: join partial rows, top-k" in found
         assert "vectors mapper: parse, check input" in found
         if p["strategy"] == "blocks":
             assert "blocks: block-pair reducer" in found
@@ -103,8 +116,8 @@ def test_quick_run_has_one_complete_row_per_planned_run(quick_run):
         assert set(r) == ROW_FIELDS
         assert r["wall_s"] > 0 and r["cpu_s"] > 0 and r["max_rss_bytes"] > 0
         assert r["cpu_s"] == pytest.approx(r["user_s"] + r["sys_s"])
+        assert r["steps"] == len(r["step_wall_s"]) == _steps(r)
         cut = _spec(r["corpus"]).max_df is not None
-        assert r["steps"] == len(r["step_wall_s"]) == STEPS[r["strategy"], cut]
         assert "--strategy %s" % r["strategy"] in r["command"]
         assert "-r %s" % r["runner"] in r["command"]
         assert "--measure %s %s -r" % (jobs.MEASURE, " ".join(jobs.VARIANTS[r["variant"]])) in (
@@ -178,7 +191,7 @@ def _count_tables(r):
     """True for a blocks run whose --max-df cut took the count-table form
     (three steps; the join takes five)."""
     return (r["strategy"] == "blocks" and _spec(r["corpus"]).max_df is not None
-            and r["steps"] == 3)
+            and r["steps"] == _steps(r))
 
 
 def test_job_counters_match_the_corpus_computed_with_scipy(quick_run):

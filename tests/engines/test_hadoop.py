@@ -55,8 +55,9 @@ def test_dot_products_cosine_top_k_max_df(streaming_jar, hadoop_tmp, corpus_file
     corpus, _ = corpus_files
     args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF),
             "--strategy", strategy]
-    run = run_cli(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
-        streaming_jar, hadoop_tmp / ("cosine-" + strategy)) + args + [corpus])
+    argv = ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / ("cosine-" + strategy)) + args + [corpus]
+    run = run_cli(MRSparseDotProducts, argv)
     inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
     got, want = as_dict(run), as_dict(inline)
     assert {uuid.UUID(bytes=d) for d in TRICKY_DOCS} <= set(want)
@@ -66,7 +67,7 @@ def test_dot_products_cosine_top_k_max_df(streaming_jar, hadoop_tmp, corpus_file
         assert list(got[k]) == list(row), k
 
     # the counters: in runner.counters(), equal to inline's ...
-    assert len(run.step_counters) == len(MRSparseDotProducts(args).steps())
+    assert len(run.step_counters) == len(MRSparseDotProducts(argv).steps())
     assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
     bad = run.counters["mrsparse input"]
     assert {name: bad.get(name) for name in BAD_LINES} == {
