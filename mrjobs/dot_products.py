@@ -141,8 +141,8 @@ class MRSparseDotProducts(SparseJob):
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), max_df=o.max_df,
             blocks=o.blocks, threads=o.pair_threads or 1, prune=not o.no_prune,
-            df_cut=self._df_cut_form(),
-            status=self.status, prepare_side=side_preparer(self) if self._direct() else None)
+            df_cut=self._df_cut_form(), status=self.status,
+            prepare_side=side_preparer(self) if self._direct() else None)
 
     def _df_cut_form(self):
         """``--df-cut-form`` as the launcher set it, else "join": a job built
@@ -201,14 +201,10 @@ class MRSparseDotProducts(SparseJob):
 
     def steps(self):
         o = self.options
-        if o.strategy == "blocks" and o.blocks is None:
-            # the launcher's default, taken now: the steps depend on it (one
-            # block with --top-k has no rows step), and a job asked for its
-            # steps before it is run must name the ones that will run
+        if o.strategy == "blocks" and o.blocks is None:  # the launcher's: the steps follow it
             o.blocks = self._default_blocks()
         mappers = dict(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
                        mapper_final=self.mapper_vectors_final)
-        # (a strategy whose last step writes the output lines: no rows step)
         rows = [] if getattr(self.strategy, "writes_rows", False) else [rows_step(self)]
         if self._direct():  # the mappers feed the block pairs (see the module doc)
             return [task_step(self, self.strategy.steps()[0], mappers)] + rows
