@@ -61,13 +61,13 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
 from mrjobs.strategies.blocks import BlocksStrategy
 from mrjobs.strategies.sizing import (bytes_per_entry, default_blocks, df_cut_form,
                                      pair_threads, vector_entries, whole_rows)
-from mrjobs.counters import (INPUT, NOT_SCORABLE, Counters, OUTPUT_LINES, QUERY_VECTOR_IDS,
-                             QUERY_VECTORS_READ, VECTOR_IDS, VECTORS_READ, WORK)
+from mrjobs.counters import (INPUT, NOT_SCORABLE, Counters, QUERY_VECTOR_IDS,
+                             QUERY_VECTORS_READ, VECTOR_IDS, VECTORS_READ)
 from mrjobs.parsing import FORMATS, POSTINGS
 from mrjobs.strategies.combining import PostingBuffer
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.measures import get as get_measure, prepare_rows
-from mrjobs.scoring import RowMerger, Scorer
+from mrjobs.scoring import RowMerger, Scorer, output_rows
 from mrjobs.runtime.paths import (OverlapError, first_line, is_query_path, local_size,
                                   queries_for_tasks, query_names, split_path)
 from mrjobs.strategies.contract import Context, by_family
@@ -205,7 +205,7 @@ class MRSparseDotProducts(SparseJob):
             o.blocks = self._default_blocks()
         mappers = dict(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
                        mapper_final=self.mapper_vectors_final)
-        rows = [] if getattr(self.strategy, "writes_rows", False) else [rows_step(self)]
+        rows = [] if self.strategy.writes_rows else [rows_step(self)]
         if self._direct():  # the mappers feed the block pairs (see the module doc)
             return [task_step(self, self.strategy.steps()[0], mappers)] + rows
         vectors = MRStep(reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
@@ -318,7 +318,7 @@ class MRSparseDotProducts(SparseJob):
     def reducer_rows(self, doc, pieces):
         # a batch of vectors' rows at a time (RowMerger: the rows of
         # merge_rows, in key order; rows_step)
-        yield from _output_rows(self.counts, self._rows.add(doc, pieces))
+        yield from output_rows(self.counts, self._rows.add(doc, pieces))
 
 
 def is_query_input(options, path):
@@ -363,17 +363,10 @@ def rows_step(job):
         job._rows = RowMerger(job.options.top_k, job.options.buffer_entries)
 
     def final():
-        yield from _output_rows(job.counts, job._rows.flush())
+        yield from output_rows(job.counts, job._rows.flush())
         job._task_final()
 
     return MRStep(reducer_init=init, reducer=job.reducer_rows, reducer_final=final)
-
-
-def _output_rows(counts, rows):
-    """The output lines of the rows merged, counted."""
-    if rows:
-        counts.add(WORK, OUTPUT_LINES, len(rows))
-    yield from rows
 
 
 def task_step(job, step, mappers=None):

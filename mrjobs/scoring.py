@@ -20,13 +20,14 @@ import numpy as np
 
 from mrcodecs.jobwire import Stripe
 from mrjobs import _c
-from mrjobs.counters import PAIRS_BELOW_THRESHOLD, PAIRS_NOT_FINITE, PAIRS_SCORED, WORK
+from mrjobs.counters import (OUTPUT_LINES, PAIRS_BELOW_THRESHOLD, PAIRS_NOT_FINITE, PAIRS_SCORED,
+                             WORK)
 from mrjobs.kernels import top_k_groups, top_k_order
 from mrjobs.measures import get as get_measure, score
 from mrjobs.measures.scores import cosine, dot
 from mrjobs.parsing import weight_limit
 
-__all__ = ["Scorer", "merge_rows", "RowMerger"]
+__all__ = ["Scorer", "merge_rows", "RowMerger", "output_rows"]
 
 
 class Scorer:
@@ -227,3 +228,10 @@ class RowMerger:
         starts = [0] + ends[:-1]
         return [(doc, Stripe(ids[s:e], sc[s:e])) for doc, s, e in zip(docs, starts, ends)]
 
+
+def output_rows(counts, rows):
+    """The output lines of rows a :class:`RowMerger` gave back (a list of
+    ``(doc, Stripe)``), counted in ``counts`` as the job's output lines."""
+    if rows:
+        counts.add(WORK, OUTPUT_LINES, len(rows))
+    yield from rows

@@ -39,22 +39,24 @@ def fused_best(A, C, scorer, spec, tell):
     Bt = C.T.tocsr()
     Bt.sort_indices()
     b = csr_arrays(Bt)
-    if spec.threads > 1 and spec.merged and not spec.include_self:
-        return (yield from _whole_rows(a, b, A, scorer, spec, tell))
-    mode = (2 if spec.include_self else 1) if diagonal else 0
-    kept = Kept(kernels, n_c, min(k, A.shape[0])) if spec.mirror else None
-    if kept is None:
-        buffers = (0, 1, np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64),
-                   np.empty(0))
-    else:
-        buffers = (kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor)
-    merge = spec.merged
     # pair_topk holds no products, only each row's best: chunks of at most
     # --buffer-entries results (k a row) and FUSED_PAIRS pairs (progress), each
     # paying the setup -- the features' columns checked, the heavy features as
     # dense rows -- once
     max_rows = max(1, spec.limit // max(1, min(k, n_c)))
     ends = chunk_ends(product_bounds(A, C), FUSED_PAIRS, max_rows=max_rows)
+    if spec.threads > 1 and spec.merged and not spec.include_self:
+        return (yield from _whole_rows(
+            lambda start, end, counts: kernels.pair_topk(
+                *a, *b, n_c, start, end, 3, k, kind, threshold, limit, False, *_no_buffers(),
+                False, counts), ends, spec.threads, scorer, tell))
+    mode = (2 if spec.include_self else 1) if diagonal else 0
+    kept = Kept(kernels, n_c, min(k, A.shape[0])) if spec.mirror else None
+    if kept is None:
+        buffers = _no_buffers()
+    else:
+        buffers = (kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor)
+    merge = spec.merged
     counts = np.zeros(4, np.int64)
     products = start = 0
     for end in ends:
@@ -74,36 +76,35 @@ def fused_best(A, C, scorer, spec, tell):
     return products
 
 
-def _whole_rows(a, b, A, scorer, spec, tell):
+def _no_buffers():
+    """``pair_topk``'s column buffers where there are none (no mirror)."""
+    return (0, 1, np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
+
+
+def _whole_rows(rows, ends, threads, scorer, tell):
     """:func:`fused_best` of a diagonal block with ``spec.merged``, on
-    ``spec.threads`` threads: each row against every column but itself
-    (``pair_topk``'s mode 3), so that chunks of rows need nothing of each
-    other -- no column buffers -- and run at once (the C kernel lets go of
-    Python's lock).  Each pair is scored from both of its rows: twice the
-    upper triangle's products, on as many cores.  The same rows as the
-    merged triangle gives (a row's ``k`` best, ties to the smaller other),
-    in the same order; the counts are halved to the triangle's (a pair's two
-    scores are the same number, so both fail or pass the same checks)."""
+    ``threads`` threads: ``rows(start, end, counts)`` runs ``pair_topk``'s
+    mode 3 on the rows ``[start, end)`` -- each row against every column but
+    itself -- so that the chunks ``ends`` need nothing of each other (no
+    column buffers) and run at once (the C kernel lets go of Python's lock).
+    Each pair is scored from both of its rows: twice the upper triangle's
+    products, on as many cores.  The same rows as the merged triangle gives
+    (a row's ``k`` best, ties to the smaller other), in the same order; the
+    counts are halved to the triangle's (a pair's two scores are the same
+    number, so both fail or pass the same checks)."""
     from concurrent.futures import ThreadPoolExecutor
-    n, k, kernels = A.shape[0], spec.k, spec.c
-    kind, threshold, limit = scorer.fused()
-    none = (0, 1, np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
-    ends = chunk_ends(product_bounds(A, A), FUSED_PAIRS,
-                      max_rows=max(1, spec.limit // max(1, min(k, n))))
 
     def run(start, end):
         counts = np.zeros(4, np.int64)
-        out = kernels.pair_topk(*a, *b, n, start, end, 3, k, kind, threshold, limit, False,
-                                *none, False, counts)
-        return out, counts
+        return rows(start, end, counts), counts
 
     spans = iter(zip([0] + ends[:-1], ends))
     total = np.zeros(4, np.int64)
-    pool = ThreadPoolExecutor(spec.threads)
+    pool = ThreadPoolExecutor(threads)
     try:
         # a chunk a thread and one more in flight: results wait in order, not all at once
         pending = [(end, pool.submit(run, start, end))
-                   for start, end in itertools.islice(spans, spec.threads + 1)]
+                   for start, end in itertools.islice(spans, threads + 1)]
         while pending:
             end, job = pending.pop(0)
             (g, o, s), counts = job.result()

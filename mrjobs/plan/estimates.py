@@ -151,7 +151,7 @@ def job_args(o, inputs=None):
     args = list(inputs if inputs is not None else o.inputs)
     for flag, value in (("--queries", o.queries), ("--strategy", o.strategy),
                         ("--blocks", o.blocks),
-                        ("--pair-threads", getattr(o, "pair_threads", None)),
+                        ("--pair-threads", o.pair_threads),
                         ("--buffer-entries", o.buffer_entries),
                         ("--max-df", o.max_df), ("--top-k", o.top_k),
                         ("--threshold", o.threshold), ("--measure", o.measure),

@@ -78,11 +78,10 @@ from mrjobs.strategies.scheme import (BlockBuffer, all_pairs, block_pair_key, bl
                                      pairs_write_rows, without)
 from mrjobs.strategies.combining import FeatureCounts, PostingBuffer, RegroupBuffer
 from mrjobs.counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
-                             DF_COUNT_ENTRIES_SENT, OUTPUT_LINES, PRODUCTS_COMPUTED, ROWS_PRUNED,
-                             WORK)
+                       DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
 from mrjobs.kernels import group_starts
 from mrjobs.pairs.kernel import ROWS, PairSpec, pair_best
-from mrjobs.scoring import RowMerger
+from mrjobs.scoring import RowMerger, output_rows
 from mrjobs.strategies.contract import Step, by_family
 
 __all__ = ["BlocksStrategy"]
@@ -198,13 +197,7 @@ class BlocksStrategy:
         self._rows = RowMerger(self.ctx.top_k, self.ctx.buffer_entries)
 
     def _rows_final(self):
-        yield from self._output(self._rows.flush())
-
-    def _output(self, rows):
-        """Output lines (``(doc, Stripe)``) of rows in their final order, counted."""
-        if rows:
-            self.ctx.counts.add(WORK, OUTPUT_LINES, len(rows))
-        yield from rows
+        yield from output_rows(self.ctx.counts, self._rows.flush())
 
     # -- fed by the vectors step (or by the regroup step) -----------------------
 
@@ -401,8 +394,8 @@ class BlocksStrategy:
             if rows is None:
                 yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
             else:  # a whole row: put in order (score descending, ties by id) and cut to k
-                yield from self._output(rows.add(raw[16 * g:16 * g + 16],
-                                                 [Stripe(ids[s:e], scores[s:e])]))
+                yield from output_rows(self.ctx.counts, rows.add(
+                    raw[16 * g:16 * g + 16], [Stripe(ids[s:e], scores[s:e])]))
 
 
 def _same_ids(row_ids, col_ids, n_c):

@@ -83,11 +83,15 @@ class Strategy(Protocol):
 
     #: the ``--strategy`` name
     name: str
+    #: True when the last of :meth:`steps` writes the output lines itself
+    #: (no rows step)
+    writes_rows: bool
 
     def __init__(self, context: Context) -> None: ...
 
     def steps(self) -> list:
-        """The strategy's :class:`Step` s, between the vectors and rows steps."""
+        """The strategy's :class:`Step` s, between the vectors and rows steps
+        (the last of the job's steps with :attr:`writes_rows`)."""
 
     def take_init(self) -> None:
         """Called once per vectors-step reducer task (or, with

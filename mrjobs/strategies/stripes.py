@@ -42,6 +42,7 @@ class StripesStrategy:
     """Steps of the stripes strategy (see :class:`mrjobs.strategies.contract.Strategy`)."""
 
     name = "stripes"
+    writes_rows = False  # its sums are partial rows: the rows step merges them
 
     def __init__(self, context):
         self.ctx = context
