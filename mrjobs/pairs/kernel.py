@@ -100,8 +100,9 @@ class PairSpec:
         :data:`COLUMNS`; half the partial rows a vector gets from the block.
     threads : int
         Threads the C path may run chunks of rows on where it can (``merge``
-        on a diagonal block, without ``include_self``: each row against every
-        column, twice the products on as many cores,
+        on a diagonal block: with a small ``k``, the upper triangle with a
+        column buffer a thread; else, without ``include_self``, each row
+        against every column, twice the products on as many cores;
         :func:`mrjobs.pairs.fused.fused_best`); the same results and counts.
     """
 

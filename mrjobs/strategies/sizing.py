@@ -217,36 +217,48 @@ def reducers(runner, num_cores=None):
 #: Measured on 2 cores, cosine, Zipf vectors of ~57 entries, wall, one block /
 #: the default B = 3: 20,000 vectors, top-10 4.4-4.7 / 4.3-4.7 s, top-30 4.6 /
 #: 5.6 s, top-60 5.1 / 6.2 s, top-100 4.3 / 6.5 s; 50,000 vectors, top-10
-#: 22.1 / 16.2 s, top-100 22.2 / 23.8 s
+#: 22.1 / 16.2 s, top-100 22.2 / 23.8 s.  Up to
+#: :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K` the threads compute each pair
+#: once, and one block pays wherever it fits (20,000 vectors, top-10: 3.2 /
+#: 3.8 s)
 ONE_BLOCK_VECTORS_PER_K = 800
 
 
 def whole_rows(o):
-    """Whether one block's pair reducer would score whole rows on the cores
+    """Whether one block's pair reducer would score its pairs on the cores
     (:class:`mrjobs.pairs.kernel.PairSpec` ``threads``): the inline or local
     runner with more than one core (``--pair-threads``' default), a
     self-join with ``--top-k``, a measure the C kernel scores (dot, cosine,
-    pearson), no pruning ``--threshold``, no ``--include-self``.  ``o``: the
-    job's options (or the planner's)."""
+    pearson), no pruning ``--threshold``, no ``--include-self`` above
+    :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K`.  ``o``: the job's options (or
+    the planner's)."""
     from mrjobs import _c
+    from mrjobs.pairs.fused import TRIANGLE_MAX_K
     from mrjobs.scoring import Scorer
     runner = getattr(o, "runner", None) or "inline"
     threads = getattr(o, "pair_threads", None) or min(cores(o.num_cores), MAX_PAIR_THREADS)
     return (runner in ("inline", "local") and threads > 1 and _c.C is not None
-            and o.top_k is not None and not o.queries and not o.include_self
+            and o.top_k is not None and not o.queries
+            and (not o.include_self or o.top_k <= TRIANGLE_MAX_K)
             and (o.threshold is None or getattr(o, "no_prune", False))
             and Scorer(o.measure, None).fused() is not None)
 
 
 def one_block_pays(entries, top_k, entries_per_vector):
     """With :func:`whole_rows`: whether one block (of at most
-    :data:`DEFAULT_BLOCK_ENTRIES`) beats more (:data:`ONE_BLOCK_VECTORS_PER_K`).
+    :data:`DEFAULT_BLOCK_ENTRIES`) beats more: wherever it fits up to
+    :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K`, else below
+    :data:`ONE_BLOCK_VECTORS_PER_K`.
 
     >>> one_block_pays(1_100_000, 100, 55), one_block_pays(1_100_000, 10, 55)
-    (True, False)
+    (True, True)
+    >>> one_block_pays(1_100_000, 21, 55), one_block_pays(3_000_000, 10, 55)
+    (False, False)
     """
+    from mrjobs.pairs.fused import TRIANGLE_MAX_K
     return bool(top_k and entries_per_vector and entries <= DEFAULT_BLOCK_ENTRIES
-                and entries / entries_per_vector < ONE_BLOCK_VECTORS_PER_K * top_k)
+                and (top_k <= TRIANGLE_MAX_K
+                     or entries / entries_per_vector < ONE_BLOCK_VECTORS_PER_K * top_k))
 
 
 def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,
@@ -271,8 +283,9 @@ def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,
     entries = input_bytes // input_bytes_per_entry
     blocks = estimate_blocks(entries, n, top_k=top_k, entries_per_vector=entries_per_vector)
     if blocks > 1 and whole and one_block_pays(entries, top_k, entries_per_vector):
-        log.info("blocks strategy: --top-k %d for ~%.0f vectors: one block, each vector's "
-                 "whole row on the cores (no rows step)", top_k, entries / entries_per_vector)
+        log.info("blocks strategy: --top-k %d for ~%.0f vectors: one block, its pairs on "
+                 "the cores, each vector's row written once (no rows step)", top_k,
+                 entries / entries_per_vector)
         blocks = 1
     elif blocks < estimate_blocks(entries, n):
         log.info("blocks strategy: --top-k %d is more than %d times a vector's ~%.0f "

@@ -245,14 +245,16 @@ def test_probe_finds_modules_without_importing_them(tmp_path):
 
 
 def test_one_block_where_whole_rows_on_the_cores_pay(tmp_path):
-    # under ONE_BLOCK_VECTORS_PER_K vectors a unit of --top-k, one block: its
-    # pair reducer scores whole rows on the cores and writes them (no rows step)
+    # one block where its pair reducer scores on the cores and writes the
+    # rows (no rows step): up to TRIANGLE_MAX_K wherever the input fits one
+    # block, above it under ONE_BLOCK_VECTORS_PER_K vectors a unit of --top-k
     path = tmp_path / "c.jsonl"
     path.write_text("\n".join(corpus(n=3000, fpv=50, vocab=5000)) + "\n")
     base = ["-r", "local", "--num-cores", "2", str(path), "--measure", "cosine"]
-    assert _job(*base, "--top-k", "1")._default_blocks() == 3  # 3000 >= 800 x 1
-    assert _job(*base, "--top-k", "10")._default_blocks() == 1
+    for k in ("1", "10", "30"):  # (3000 < 800 x 30)
+        assert _job(*base, "--top-k", k)._default_blocks() == 1, k
+    assert _job(*base, "--top-k", "10", "--include-self")._default_blocks() == 1
     for other in (["--measure", "tanimoto"], ["--pair-threads", "1"],
-                  ["--threshold", "0.5"], ["--include-self"]):
+                  ["--threshold", "0.5"], ["--include-self", "--top-k", "30"]):
         assert _job(*base, "--top-k", "10", *other)._default_blocks() > 1, other
     assert _job(*base, "--top-k", "10", "--threshold", "0.5", "--no-prune")._default_blocks() == 1

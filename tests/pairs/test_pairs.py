@@ -210,8 +210,8 @@ def test_kernel_imports_neither_mrjob_nor_the_job():
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
                      for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported == {"dataclasses", "typing", "itertools", "concurrent.futures", "numpy",
-                        "mrjobs.kernels", "mrjobs", "mrjobs.pairs", "mrjobs.pairs.chunks",
+    assert imported == {"dataclasses", "typing", "itertools", "threading", "concurrent.futures",
+                        "numpy", "mrjobs.kernels", "mrjobs", "mrjobs.pairs", "mrjobs.pairs.chunks",
                         "mrjobs.pairs.fused"}  # _c, bounds
     code = ("import sys, mrjobs.pairs.kernel; print(sorted(m for m in sys.modules "
             "if m.startswith('mrjobs.')))")

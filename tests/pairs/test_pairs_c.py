@@ -460,12 +460,24 @@ def test_dense_blocks_small_k_keep_the_same_best(k, measure, diagonal, merge, ti
 @pytest.mark.parametrize("k,threshold,limit", [
     (1, None, 10 ** 6), (3, 0.2, 40), (10, None, 200), (500, None, 10 ** 6), (4, -0.5, 10 ** 6)])
 @pytest.mark.parametrize("measure", ["dot", "cosine"])
-def test_whole_rows_on_threads_give_the_merged_triangle(k, threshold, limit, measure, dense):
-    # --pair-threads: a diagonal block's rows each against every column but
-    # itself, chunks at once on threads, against the upper triangle merged
-    # with its column buffers: the same rows, products and counters
+@pytest.mark.parametrize("path,threads,include_self", [
+    ("whole rows", 2, False), ("triangle", 2, False), ("triangle", 3, True)])
+def test_rows_on_threads_give_the_merged_triangle(k, threshold, limit, measure, dense, path,
+                                                  threads, include_self, monkeypatch):
+    # --pair-threads: a diagonal block's chunks of rows at once on threads --
+    # each row against every column but itself (whole rows), or the upper
+    # triangle with a column buffer a thread, merged at the end (a small k) --
+    # against the upper triangle merged with its column buffers on one
+    # thread: the same rows, products and counters
     pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     from mrjobs.measures import prepare_rows
+    from mrjobs.pairs import fused
+
+    monkeypatch.setattr(fused, "TRIANGLE_MAX_K", 10 ** 6 if path == "triangle" else 0)
+    taken = []
+    for name in ("_triangle", "_whole_rows"):
+        monkeypatch.setattr(fused, name, lambda *a, _run=getattr(fused, name), _name=name: (
+            taken.append(_name) or _run(*a)))
 
     rng = np.random.default_rng(k + 7 * dense)
     m = sp.random(350, 60, density=0.08, random_state=rng, format="lil")
@@ -484,7 +496,7 @@ def test_whole_rows_on_threads_give_the_merged_triangle(k, threshold, limit, mea
     def run(threads):
         counts = Counters()
         spec = PairSpec(k, limit, diagonal=True, merge=True, prune=False, kernel="c",
-                        threads=threads)
+                        threads=threads, include_self=include_self)
         results = pair_best(m, m, Scorer(measure, counts, threshold), spec)
         got = {}
         while True:
@@ -497,7 +509,9 @@ def test_whole_rows_on_threads_give_the_merged_triangle(k, threshold, limit, mea
                 got.setdefault(g, []).append((o, s))
 
     one, work_one, counts_one = run(1)
-    two, work_two, counts_two = run(2)
+    assert not taken
+    two, work_two, counts_two = run(threads)
+    assert taken == ["_" + path.replace(" ", "_")]
     assert one and {g: sorted(v) for g, v in two.items()} == {
         g: sorted(v) for g, v in one.items()}
     assert work_two == work_one and counts_two == counts_one

@@ -232,8 +232,8 @@ def test_large_top_k_takes_fewer_blocks_in_the_job_and_the_plan(tmp_path):
     # blocks memory allows, and the plan does not call that idle reducers
     from mrjobs.dot_products import MRSparseDotProducts
     # (tanimoto: a measure one block does not score on threads); with cosine,
-    # under 800 vectors a unit of --top-k, one block scores whole rows on the
-    # cores (sizing.one_block_pays), in the job and in the plan
+    # one block scores on the cores (sizing.one_block_pays: at a small --top-k
+    # wherever it fits), in the job and in the plan
     path = corpus(tmp_path / "c6000.jsonl", 6000)  # ~120,000 entries: not small
     blocks = {}
     for measure, k in (("tanimoto", 10), ("tanimoto", 200), ("cosine", 1), ("cosine", 10)):
@@ -245,4 +245,4 @@ def test_large_top_k_takes_fewer_blocks_in_the_job_and_the_plan(tmp_path):
         if blocks[measure, k] == (1, 1):
             assert "reducers of the pairs step idle" not in P.format_plan(e, o)
     assert blocks == {("tanimoto", 10): (3, 3), ("tanimoto", 200): (1, 1),
-                      ("cosine", 1): (3, 3), ("cosine", 10): (1, 1)}
+                      ("cosine", 1): (1, 1), ("cosine", 10): (1, 1)}
