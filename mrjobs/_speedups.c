@@ -353,6 +353,49 @@ select_best(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
     }
 }
 
+/* n entries in order, best first (better()'s): quicksort with select_best's
+ * partition (the smaller side recursed: O(log n) deep), insertion sort below
+ * 16 */
+static void
+sort_best(double *s, int64_t *o, Py_ssize_t n, uint64_t *seed)
+{
+    while (n > 16) {
+        Py_ssize_t hi = n - 1;
+        swap(s, o, pivot_in(0, hi, seed), hi);
+        double ps = s[hi];
+        int64_t po = o[hi];
+        Py_ssize_t store = 0;
+        for (Py_ssize_t i = 0; i < hi; i++) {
+            double xs = s[i];
+            int64_t xo = o[i];
+            swap(s, o, i, store);
+            store += (xs > ps) | ((xs == ps) & (xo < po));
+        }
+        swap(s, o, store, hi);
+        if (store < hi - store) {
+            sort_best(s, o, store, seed);
+            s += store + 1;
+            o += store + 1;
+            n -= store + 1;
+        }
+        else {
+            sort_best(s + store + 1, o + store + 1, hi - store, seed);
+            n = store;
+        }
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        double xs = s[i];
+        int64_t xo = o[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && better(xs, xo, s[j - 1], o[j - 1]); j--) {
+            s[j] = s[j - 1];
+            o[j] = o[j - 1];
+        }
+        s[j] = xs;
+        o[j] = xo;
+    }
+}
+
 #define SEED 0x9E3779B97F4A7C15ULL
 
 #define CUT_SAMPLE 64
@@ -610,8 +653,9 @@ cand_select(Cand *c, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
  * scores[i], float64): its k best entries, score descending, ties by id
  * (bytes) ascending -- the row
  * mrjobs.scoring.merge_rows makes, found in O(entries + k log k) without
- * gathering the pieces in numpy first.  None when a score is NaN (the caller
- * orders those its own way).
+ * gathering the pieces in numpy first (entries already in that order:
+ * O(entries)).  None when a score is NaN (the caller orders
+ * those its own way).
  */
 static PyObject *
 merge_top_k(PyObject *self, PyObject *args)
@@ -669,8 +713,15 @@ merge_top_k(PyObject *self, PyObject *args)
     Py_ssize_t kept = k < n ? k : n;
     uint64_t seed = SEED;
     Py_BEGIN_ALLOW_THREADS
-    cand_select(c, n, kept, &seed);
-    cand_sort(c, kept, &seed);
+    /* entries already in order (a whole row from pair_topk's mode 3, one
+     * piece): the first k, as they are */
+    int ordered = 1;
+    for (Py_ssize_t i = 1; i < n && ordered; i++)
+        ordered = cand_before(&c[i - 1], &c[i]);
+    if (!ordered) {
+        cand_select(c, n, kept, &seed);
+        cand_sort(c, kept, &seed);
+    }
     Py_END_ALLOW_THREADS
     PyObject *ids = PyBytes_FromStringAndSize(NULL, 16 * kept);
     PyObject *scores = ids ? PyBytes_FromStringAndSize(NULL, 8 * kept) : NULL;
@@ -859,7 +910,9 @@ kept_take(PyObject *self, PyObject *args)
  * own (a diagonal block's upper triangle), 2 from the row's own on; 3 (one
  * block, without mirror) every column but the row's own: whole rows, each
  * pair scored from both of its rows, so that rows can be run apart (on
- * threads) with no column buffer.
+ * threads) with no column buffer; each row's best come in their output
+ * order (score descending, ties by smaller other), sorted on the caller's
+ * thread.
  */
 #define UNIT_LIMIT (1.0 + 0x1p-20)
 #define UNIT_SNAP 0x1p-44
@@ -1347,6 +1400,8 @@ pair_topk(PyObject *self, PyObject *args)
         select_best(rs, ro, h, k_r, &seed);
         if (h > k_r)
             h = k_r;
+        if (mode == 3)  /* a whole row: in its output order, on the caller's thread */
+            sort_best(rs, ro, h, &seed);
         if (m + h > out_cap) {
             Py_ssize_t grown = out_cap ? out_cap : 1024;
             while (grown < m + h)

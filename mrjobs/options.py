@@ -221,10 +221,11 @@ def _add_strategy_options(job, strategies):
     job.add_passthru_arg(
         "--pair-threads", type=at_least(1, MAX_CORES), default=None, metavar="N",
         help="Threads a block pair's reducer may use where its rows come whole (one "
-             "block and --top-k, measures dot, cosine and pearson, unpruned, without "
-             "--include-self): each row is scored against every vector, twice the "
-             "products on N cores; the same output. Default: the inline and local "
-             "runners' cores (at most 8) with one block, else 1.")
+             "block and --top-k, measures dot, cosine and pearson, unpruned): up to "
+             "--top-k 20 the threads share out the pairs, each computed once; above "
+             "it (without --include-self) each row is scored against every vector, "
+             "twice the products on N cores; the same output. Default: the inline and "
+             "local runners' cores (at most 8) with one block, else 1.")
     # set by the launcher with --max-df under blocks: the cut's form
     # (mrjobs.strategies.sizing.df_cut_form); a job built without it uses "join"
     job.add_passthru_arg("--df-cut-form", choices=DF_CUT_FORMS, default=None,

@@ -45,3 +45,26 @@ def test_row_merger_gives_merge_rows_rows(k, limit, kind):
     # (NaN != NaN: compared as text; -0.0 and 0.0 by their signs too)
     assert repr(got) == repr(want)
     assert merger.flush() == []
+
+
+@pytest.mark.parametrize("k", [20, 50])
+def test_a_row_already_in_order_and_one_that_is_not(k):
+    # a vector's one piece already in its row's order (a whole row from the
+    # pair kernel) is taken as it is, cut to k; one piece out of order is
+    # ordered and cut: merge_rows' rows either way
+    rng = np.random.default_rng(k)
+    vectors = []
+    for v, n in enumerate([0, 1, 2, k - 1, k, k + 5] * 3):
+        ids = np.unique(rng.integers(0, 256, (n, 16), dtype=np.uint8).view("S16").ravel())
+        row = merge_rows([Stripe(ids, rng.integers(-3, 4, ids.shape[0]) / 4.0)], None, 10**6)
+        ids, scores = row.ids.copy(), row.values.copy()
+        if v % 3 == 1 and ids.shape[0] > 1:  # two neighbours swapped: out of order
+            ids[[0, -1]], scores[[0, -1]] = ids[[-1, 0]], scores[[-1, 0]]
+        vectors.append((b"%016d" % v, [Stripe(ids, scores)]))
+    merger, got = RowMerger(k, 10**6), []
+    for doc, pieces in vectors:
+        got += merger.add(doc, pieces)
+    got += merger.flush()
+    want = [(doc, merge_rows(pieces, k, 10**6)) for doc, pieces in vectors]
+    assert [(doc, row.ids.tolist(), row.values.tolist()) for doc, row in got] == [
+        (doc, row.ids.tolist(), row.values.tolist()) for doc, row in want if row is not None]

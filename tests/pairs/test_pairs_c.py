@@ -516,3 +516,5 @@ def test_rows_on_threads_give_the_merged_triangle(k, threshold, limit, measure, 
         g: sorted(v) for g, v in one.items()}
     assert work_two == work_one and counts_two == counts_one
     assert list(two) == sorted(two)  # rows in order
+    if path == "whole rows":  # each row's best in its output order
+        assert all(v == sorted(v, key=lambda e: (-e[1], e[0])) for v in two.values())
