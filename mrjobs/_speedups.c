@@ -320,6 +320,28 @@ pivot_in(Py_ssize_t lo, Py_ssize_t hi, uint64_t *seed)
     return lo + (Py_ssize_t)(x % (uint64_t)(hi - lo + 1));
 }
 
+/* Partition [lo, hi] around a pseudo-random pivot: the entries better than
+ * it before it, the others after; its place */
+static inline Py_ssize_t
+partition_best(double *s, int64_t *o, Py_ssize_t lo, Py_ssize_t hi, uint64_t *seed)
+{
+    swap(s, o, pivot_in(lo, hi, seed), hi);
+    double ps = s[hi];
+    int64_t po = o[hi];
+    Py_ssize_t store = lo;
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        /* branch-free: [lo, store) better than the pivot, [store, i) not;
+         * entry i swapped with the first that is not, which it joins
+         * unless it is better (a branch an entry missed half the time) */
+        double xs = s[i];
+        int64_t xo = o[i];
+        swap(s, o, i, store);
+        store += (xs > ps) | ((xs == ps) & (xo < po));
+    }
+    swap(s, o, store, hi);
+    return store;
+}
+
 /* Move the k best of n entries to the front (in no set order): quickselect
  * with a pseudo-random pivot, expected O(n).  Which entries are the k best
  * does not depend on the pivots (the order is strict). */
@@ -330,20 +352,7 @@ select_best(double *s, int64_t *o, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
         return;
     Py_ssize_t lo = 0, hi = n - 1, t = k - 1;
     while (hi > lo) {
-        swap(s, o, pivot_in(lo, hi, seed), hi);
-        double ps = s[hi];
-        int64_t po = o[hi];
-        Py_ssize_t store = lo;
-        for (Py_ssize_t i = lo; i < hi; i++) {
-            /* branch-free: [lo, store) better than the pivot, [store, i) not;
-             * entry i swapped with the first that is not, which it joins
-             * unless it is better (a branch an entry missed half the time) */
-            double xs = s[i];
-            int64_t xo = o[i];
-            swap(s, o, i, store);
-            store += (xs > ps) | ((xs == ps) & (xo < po));
-        }
-        swap(s, o, store, hi);
+        Py_ssize_t store = partition_best(s, o, lo, hi, seed);
         if (store == t)
             return;
         if (store < t)
@@ -360,18 +369,7 @@ static void
 sort_best(double *s, int64_t *o, Py_ssize_t n, uint64_t *seed)
 {
     while (n > 16) {
-        Py_ssize_t hi = n - 1;
-        swap(s, o, pivot_in(0, hi, seed), hi);
-        double ps = s[hi];
-        int64_t po = o[hi];
-        Py_ssize_t store = 0;
-        for (Py_ssize_t i = 0; i < hi; i++) {
-            double xs = s[i];
-            int64_t xo = o[i];
-            swap(s, o, i, store);
-            store += (xs > ps) | ((xs == ps) & (xo < po));
-        }
-        swap(s, o, store, hi);
+        Py_ssize_t hi = n - 1, store = partition_best(s, o, 0, hi, seed);
         if (store < hi - store) {
             sort_best(s, o, store, seed);
             s += store + 1;

@@ -46,14 +46,15 @@ def fused_best(A, C, scorer, spec, tell):
     # paying the setup -- the features' columns checked, the heavy features as
     # dense rows -- once
     max_rows = max(1, spec.limit // max(1, min(k, n_c)))
-    ends = chunk_ends(product_bounds(A, C), FUSED_PAIRS, max_rows=max_rows)
+    bound = product_bounds(A, C)
+    ends = chunk_ends(bound, FUSED_PAIRS, max_rows=max_rows)
     if spec.threads > 1 and spec.merged and triangle_pays(n_c, k, spec.threads):
         mode = 2 if spec.include_self else 1
         return (yield from _triangle(
             lambda start, end, kept, counts: kernels.pair_topk(
                 *a, *b, n_c, start, end, mode, k, kind, threshold, limit, True,
                 kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor, False,
-                counts), _balanced(A, ends, spec.threads, max_rows),
+                counts), _balanced(bound, ends, spec.threads, max_rows),
             lambda: Kept(kernels, n_c, min(k, A.shape[0])), spec.threads, k, scorer, tell))
     if spec.threads > 1 and spec.merged and not spec.include_self:
         return (yield from _whole_rows(
@@ -107,17 +108,17 @@ def triangle_pays(n_c, k, threads):
     on ``threads`` threads with ``k`` (:data:`TRIANGLE_MAX_K`), its column
     buffers within :data:`TRIANGLE_KEPT_BYTES`."""
     return (threads > 1 and k <= TRIANGLE_MAX_K
-            and threads * n_c * (k + max(k // 2, 8)) * 16 <= TRIANGLE_KEPT_BYTES)
+            and threads * n_c * Kept.slots(k) * 16 <= TRIANGLE_KEPT_BYTES)
 
 
-def _balanced(A, ends, threads, max_rows):
+def _balanced(bound, ends, threads, max_rows):
     """Row chunk ends for :func:`_triangle`: ``ends``, cut further so that
     there are at least four chunks a thread of about the same share of the
     upper triangle (row ``r`` meets the columns after it: its products'
-    bound scaled by the share of the columns left), so that no thread is
+    ``bound`` scaled by the share of the columns left), so that no thread is
     left with the last long chunk while the others wait."""
-    n = A.shape[0]
-    bound = product_bounds(A, A) * (n - np.arange(n)) / max(n, 1)
+    n = bound.shape[0]
+    bound = bound * (n - np.arange(n)) / max(n, 1)
     total = float(bound.sum())
     if not total:
         return ends
@@ -229,11 +230,16 @@ class Kept:
 
     def __init__(self, kernels, n, k):
         self.c, self.k = kernels, k
-        self.cap = k + max(k // 2, 8)
+        self.cap = self.slots(k)
         self.scores = np.empty(n * self.cap)
         self.others = np.empty(n * self.cap, np.int64)
         self.sizes = np.zeros(n, np.int64)
         self.floor = np.full(n, -np.inf)
+
+    @staticmethod
+    def slots(k):
+        """The slots a column of ``k`` best gets (16 bytes each)."""
+        return k + max(k // 2, 8)
 
     def offer(self, groups, others, scores, skip_self):
         self.c.kept_offer(groups, others, scores, skip_self, self.k, self.cap, self.scores,
