@@ -35,8 +35,7 @@ from mrjobs.runtime.errors import JobError, TaskFailed, os_error_text
 from mrjobs.runtime.paths import (OverlapError, is_local, local_path, refuse_overlap, relation,
                                   tree_bytes)
 from mrjobs.runtime.progress import ProgressMonitor
-from mrjobs.runtime.report import (FailureReport, cat_output_in_order, log_cleanup,
-                                   task_failure_line)
+from mrjobs.runtime.report import FailureReport, log_cleanup, task_failure_line, write_output
 from mrjobs.runtime.runnerargs import probe
 from mrjobs.runtime.signals import catch_stop_signals, silence_stdout
 from mrjobs.runtime.streams import InputStreams
@@ -220,9 +219,7 @@ class Launch:
             runner._output_dir = self.committer.final  # for --cat-output
             self.committer = None
         if self.job._should_cat_output():
-            for chunk in cat_output_in_order(runner):
-                self.job.stdout.write(chunk)
-            self.job.stdout.flush()
+            write_output(runner, self.job.stdout)
         if report:
             log_stream.write(report + "\n")
             log_stream.flush()

@@ -1,6 +1,7 @@
 """What a user sees when launching the jobs: one-line errors instead of
 tracebacks, refused output directories, progress, and numeric edge cases that
 are counted instead of killing a task."""
+import io
 import os
 import subprocess
 import sys
@@ -169,3 +170,36 @@ def test_missing_queries_path_is_one_line(tmp_path):
     proc = launch(str(path), "--queries", str(tmp_path / "nope.jsonl"))
     assert_no_traceback(proc)
     assert "--queries path %s does not exist" % (tmp_path / "nope.jsonl") in proc.stderr
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_output_on_stdout_is_the_output_dirs_bytes(tmp_path, runner):
+    # the part files in order, whatever stdout is: a pipe and a file (copied by
+    # the kernel), a file opened to append (which the kernel's copy refuses:
+    # through Python), in memory (mrjob's cat)
+    path = tmp_path / "corpus.jsonl"
+    write_lines(path, LINES)
+    args = [str(path), "-r", runner, "--measure", "cosine", "--top-k", "3",
+            "--jobconf", "mapreduce.job.reduces=3"]
+    assert launch(*args, "--output-dir", str(tmp_path / "out")).returncode == 0
+    parts = sorted((tmp_path / "out").glob("part-*"))
+    expected = b"".join(p.read_bytes() for p in parts)
+    assert expected.count(b"\n") > 10
+    piped = subprocess.run([sys.executable, "-m", "mrjobs.dot_products"] + args,
+                           cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO),
+                           capture_output=True, timeout=600)
+    assert piped.returncode == 0 and piped.stdout == expected
+    written, appended = tmp_path / "written.txt", tmp_path / "appended.txt"
+    appended.write_bytes(b"before\n")
+    for target, mode in ((written, "wb"), (appended, "ab")):
+        with open(target, mode) as out:
+            proc = subprocess.run([sys.executable, "-m", "mrjobs.dot_products"] + args,
+                                  cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO),
+                                  stdout=out, stderr=subprocess.PIPE, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+    assert written.read_bytes() == expected
+    assert appended.read_bytes() == b"before\n" + expected
+    job = MRSparseDotProducts(args + ["--no-conf"])
+    job.sandbox(stdout=io.BytesIO())
+    job.run_job()
+    assert job.stdout.getvalue() == expected
