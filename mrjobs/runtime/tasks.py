@@ -92,6 +92,15 @@ def _signal(pid, sig):
 
 
 def _alive(pid):
+    """Whether task ``pid`` still runs.  A task the launcher started itself (a
+    step of one task runs without a pool) is reaped here once it ended: else
+    it would stay a zombie, which ``os.kill`` finds (Ctrl-C waited the whole
+    patience)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return False
+    except (OSError, AttributeError):  # not the launcher's child; no WNOHANG (Windows)
+        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

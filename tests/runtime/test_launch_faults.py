@@ -457,3 +457,23 @@ def test_strict_names_the_line_in_the_file(tmp_path, runner):
     assert "corpus.jsonl, line 2501: malformed line" in last, proc.stderr
     assert "file:" not in last and "split" not in last
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(not LINUX, reason="reads the process table from /proc")
+def test_stopping_reaps_a_task_the_launcher_started_itself():
+    # a step of one task runs it from the launcher's own process (no pool): on
+    # Ctrl-C it ends on SIGTERM and must be reaped, not left a zombie that
+    # still looks alive (the stop then waited its whole patience)
+    from mrjobs.runtime.tasks import TaskGuard
+
+    guard = TaskGuard()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        open(os.path.join(guard.dir, str(child.pid)), "w").close()
+        guard.stop()
+        assert not os.path.exists("/proc/%d" % child.pid)
+        assert not os.path.exists(guard.dir)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
