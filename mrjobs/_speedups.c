@@ -1623,6 +1623,53 @@ ryu_d2d(uint64_t mantissa, uint32_t exponent, uint64_t *digits, int32_t *exp)
     *exp = e10 + removed;
 }
 
+/* "00" "01" ... "99" */
+static const char DIGIT_PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* the 8 digits of x < 10^8, leading zeros included, ending at end */
+static inline void
+eight_digits(uint32_t x, char *end)
+{
+    for (int i = 0; i < 4; i++) {
+        uint32_t q = x / 100;
+        memcpy(end - 2 * (i + 1), DIGIT_PAIRS + 2 * (x - 100 * q), 2);
+        x = q;
+    }
+}
+
+/* The decimal digits of x > 0 (at most 20), ending at end; their count.  Two
+ * digits a division, and the low eight digits apart from the rest in 32-bit
+ * arithmetic: a chain of divisions a third as long as a digit at a time,
+ * which took most of repr_double's time. */
+static int
+decimal_digits(uint64_t x, char *end)
+{
+    char *p = end;
+    while (x >= 100000000) {
+        uint64_t q = x / 100000000;
+        eight_digits((uint32_t)(x - 100000000 * q), p);
+        p -= 8;
+        x = q;
+    }
+    uint32_t y = (uint32_t)x;
+    while (y >= 100) {
+        uint32_t q = y / 100;
+        p -= 2;
+        memcpy(p, DIGIT_PAIRS + 2 * (y - 100 * q), 2);
+        y = q;
+    }
+    if (y >= 10) {
+        p -= 2;
+        memcpy(p, DIGIT_PAIRS + 2 * y, 2);
+    }
+    else
+        *--p = (char)('0' + y);
+    return (int)(end - p);
+}
+
 /* repr(v) of a finite double into w (at most 24 bytes); returns its length */
 static int
 repr_double(double v, char *w)
@@ -1641,11 +1688,9 @@ repr_double(double v, char *w)
     uint64_t digits;
     int32_t e;
     ryu_d2d(mantissa, exponent, &digits, &e);
-    char d[20];
-    int n = 0;
-    for (uint64_t x = digits; x; x /= 10)
-        d[19 - n++] = (char)('0' + x % 10);
-    const char *ds = d + 20 - n;
+    char d[24];
+    int n = decimal_digits(digits, d + 24);
+    const char *ds = d + 24 - n;
     int decpt = n + e;  /* value = 0.ds * 10^decpt */
     if (decpt > -4 && decpt <= 16) {
         if (decpt <= 0) {

@@ -77,16 +77,19 @@ def test_strided_stripes_are_written_as_the_python_twin_writes_them(monkeypatch)
 
 def _doubles(rng, n):
     """Doubles of every kind: random bits (every exponent, subnormals), scores
-    in [-1, 1], integers, short decimals, powers of 2 and 10 and their
-    neighbours (where shortest digits and their rounding are hardest)."""
+    in [-1, 1], integers, short decimals, decimals of each length of 1 to 17
+    digits, powers of 2 and 10 and their neighbours (where shortest digits
+    and their rounding are hardest)."""
     pow10 = 10.0 ** np.arange(-323, 309)
+    lengths = [rng.integers(10 ** (d - 1), 10 ** d, n // 20) / 10.0 ** rng.integers(0, 25, n // 20)
+               for d in range(1, 18)]
     pow2 = np.ldexp(1.0, np.arange(-1074, 1024))
     parts = [rng.integers(0, 2**64, n, dtype=np.uint64).view(np.float64),
              rng.integers(0, 2**52, n // 4, dtype=np.uint64).view(np.float64),
              rng.random(n) * 2 - 1, rng.integers(-2**53, 2**53, n).astype(np.float64),
              rng.integers(0, 10**6, n) / 10.0 ** rng.integers(0, 20, n),
              pow10, np.nextafter(pow10, np.inf), np.nextafter(pow10, 0), pow2,
-             np.nextafter(pow2, np.inf), np.nextafter(pow2, 0),
+             np.nextafter(pow2, np.inf), np.nextafter(pow2, 0), *lengths,
              np.array([0.0, -0.0, 1e16, 9999999999999998.0, 1e-4, 0.00011, 1e-5, 5e-324,
                        np.finfo(np.float64).max, 0.1, 1 / 3, 2 / 3])]
     a = np.concatenate(parts)
