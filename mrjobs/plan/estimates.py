@@ -13,8 +13,8 @@ from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
 from mrjobs.runtime.paths import first_line, local_size
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
                                       bytes_per_entry, cores, default_blocks, df_cut_form,
-                                      estimate_blocks, pair_memory_bytes, reducers,
-                                      vector_entries, whole_rows)
+                                      estimate_blocks, one_block_pays, pair_memory_bytes,
+                                      reducers, vector_entries, whole_rows)
 
 __all__ = ["POSTING_ENTRY_BYTES", "MAX_TASKS", "estimate", "job_args"]
 
@@ -199,6 +199,8 @@ def _suggest_blocks(entries, o, R, mean_length):
     top = MAX_BLOCKS
     b = min(estimate_blocks(entries, min(R, MAX_TASKS), DEFAULT_BLOCK_ENTRIES, top_k=o.top_k,
                             entries_per_vector=mean_length), top)
+    if b > 1 and whole_rows(o) and one_block_pays(entries, o.top_k, mean_length):
+        b = 1  # as the job's default: one block, its pairs on the cores
     if o.reducer_memory:
         limit = o.reducer_memory * 2 ** 20
         while pair_memory_bytes(entries, b, o.buffer_entries) > limit and b < top:

@@ -13,7 +13,8 @@ import os
 __all__ = ["default_blocks", "reducers", "cores", "estimate_blocks", "pair_memory_bytes", "df_cut_form",
            "rows_outweigh", "vector_entries", "ROWS_OVER_INPUT",
            "DF_CUT_FORMS", "DEFAULT_BLOCK_ENTRIES", "INPUT_BYTES_PER_ENTRY", "COMPACT_BYTES_PER_ENTRY",
-           "bytes_per_entry", "MAX_BLOCKS"]
+           "bytes_per_entry", "MAX_BLOCKS", "WHOLE_ROWS_MAX_ENTRIES", "one_block_pays",
+           "whole_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -244,21 +245,40 @@ def whole_rows(o):
             and Scorer(o.measure, None).fused() is not None)
 
 
+#: with whole rows on the cores (:func:`whole_rows`) and a ``--top-k`` past
+#: :data:`ROWS_OVER_INPUT` times a vector's entries (:func:`rows_outweigh`),
+#: the entries up to which one block beats the few that memory asks for: the
+#: blocks' partial rows (n·K entries each) cost more than computing every
+#: pair twice.  Measured on 2 cores, cosine, top-1000, local runner, wall /
+#: temporary disk / largest process: 50,000 Zipf vectors (2.5 M entries), one
+#: block 19.2 s / 62 MB / 520 MB, two blocks 42.8 s / 4.84 GB / 2.39 GB (the
+#: sort of 2.45 GB of partial rows), the same bytes; 70,000 (3.5 M entries),
+#: one block 34.7 s / 585 MB.  (Top-100 on 50,000, not past: one block 11.09 s,
+#: three 11.14 s.)
+WHOLE_ROWS_MAX_ENTRIES = 2 * DEFAULT_BLOCK_ENTRIES
+
+
 def one_block_pays(entries, top_k, entries_per_vector):
-    """With :func:`whole_rows`: whether one block (of at most
-    :data:`DEFAULT_BLOCK_ENTRIES`) beats more: wherever it fits up to
-    :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K`, else below
-    :data:`ONE_BLOCK_VECTORS_PER_K`.
+    """With :func:`whole_rows`: whether one block beats more: where it holds
+    at most :data:`DEFAULT_BLOCK_ENTRIES`, up to
+    :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K` and else below
+    :data:`ONE_BLOCK_VECTORS_PER_K`; past :func:`rows_outweigh`, up to
+    :data:`WHOLE_ROWS_MAX_ENTRIES`.
 
     >>> one_block_pays(1_100_000, 100, 55), one_block_pays(1_100_000, 10, 55)
     (True, True)
     >>> one_block_pays(1_100_000, 21, 55), one_block_pays(3_000_000, 10, 55)
     (False, False)
+    >>> one_block_pays(3_000_000, 1000, 55), one_block_pays(4_500_000, 1000, 55)
+    (True, False)
     """
     from mrjobs.pairs.fused import TRIANGLE_MAX_K
-    return bool(top_k and entries_per_vector and entries <= DEFAULT_BLOCK_ENTRIES
-                and (top_k <= TRIANGLE_MAX_K
-                     or entries / entries_per_vector < ONE_BLOCK_VECTORS_PER_K * top_k))
+    if not (top_k and entries_per_vector):
+        return False
+    if rows_outweigh(top_k, entries_per_vector) and entries <= WHOLE_ROWS_MAX_ENTRIES:
+        return True
+    return entries <= DEFAULT_BLOCK_ENTRIES and (
+        top_k <= TRIANGLE_MAX_K or entries / entries_per_vector < ONE_BLOCK_VECTORS_PER_K * top_k)
 
 
 def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,

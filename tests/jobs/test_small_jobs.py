@@ -6,7 +6,8 @@ import sys
 
 from mrjobs.runtime import localrunner
 from mrjobs.runtime.report import cat_output_in_order
-from mrjobs.strategies.sizing import INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES
+from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES,
+                                      WHOLE_ROWS_MAX_ENTRIES, default_blocks)
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.runtime.tasks import check_task_python, probe_task_python
 from mrjobs.runtime.localrunner import BALANCE_BYTES, SPLIT_BYTES, task_count
@@ -242,6 +243,20 @@ def test_probe_finds_modules_without_importing_them(tmp_path):
         "--task-python-bin)" % sys.executable)
     assert check_task_python([str(tmp_path / "no-python")], ["numpy"]).startswith(
         "the task Python %s does not run" % (tmp_path / "no-python"))
+
+
+def test_one_block_of_up_to_twice_the_entries_where_partial_rows_outweigh():
+    # past --top-k 4x a vector's entries, whole rows on the cores take one block
+    # of up to WHOLE_ROWS_MAX_ENTRIES where memory alone would ask for more
+    # blocks (and as many partial rows a vector); not without whole rows (a
+    # cluster, one core), nor at a --top-k short of it, nor beyond the bound
+    past, short = dict(top_k=1000, entries_per_vector=50), dict(top_k=100, entries_per_vector=50)
+    nbytes = (DEFAULT_BLOCK_ENTRIES + WHOLE_ROWS_MAX_ENTRIES) // 2 * INPUT_BYTES_PER_ENTRY
+    assert default_blocks(nbytes, "local", 2, whole=True, **past) == 1
+    assert default_blocks(nbytes, "local", 2, whole=False, **past) == 2
+    assert default_blocks(nbytes, "local", 2, whole=True, **short) == 3
+    over = (WHOLE_ROWS_MAX_ENTRIES + DEFAULT_BLOCK_ENTRIES // 2) * INPUT_BYTES_PER_ENTRY
+    assert default_blocks(over, "local", 2, whole=True, **past) == 3
 
 
 def test_one_block_where_whole_rows_on_the_cores_pay(tmp_path):
