@@ -249,13 +249,15 @@ def whole_rows(o):
 #: :data:`ROWS_OVER_INPUT` times a vector's entries (:func:`rows_outweigh`),
 #: the entries up to which one block beats the few that memory asks for: the
 #: blocks' partial rows (n·K entries each) cost more than computing every
-#: pair twice.  Measured on 2 cores, cosine, top-1000, local runner, wall /
-#: temporary disk / largest process: 50,000 Zipf vectors (2.5 M entries), one
-#: block 19.2 s / 62 MB / 520 MB, two blocks 42.8 s / 4.84 GB / 2.39 GB (the
-#: sort of 2.45 GB of partial rows), the same bytes; 70,000 (3.5 M entries),
-#: one block 34.7 s / 585 MB.  (Top-100 on 50,000, not past: one block 11.09 s,
-#: three 11.14 s.)
-WHOLE_ROWS_MAX_ENTRIES = 2 * DEFAULT_BLOCK_ENTRIES
+#: pair twice, and the one block's reducer grows slowly with its entries.
+#: Measured on 2 cores, cosine, top-1000, local runner, wall / temporary disk
+#: / largest process: 50,000 Zipf vectors (2.5 M entries), one block 19.2 s /
+#: 62 MB / 520 MB, two blocks 42.8 s / 4.84 GB / 2.39 GB (the sort of 2.45 GB
+#: of partial rows), the same bytes; 70,000 (3.5 M), one block 34.7 s / 585
+#: MB; 100,000 (5.0 M, estimated 5.7 M from the input's size), one block
+#: 62.0 s / 638 MB, three blocks 106.3 s / 14.2 GB / 7.18 GB.  (Top-100 on
+#: 50,000, not past: one block 11.09 s, three 11.14 s.)
+WHOLE_ROWS_MAX_ENTRIES = 3 * DEFAULT_BLOCK_ENTRIES
 
 
 def one_block_pays(entries, top_k, entries_per_vector):
@@ -269,7 +271,7 @@ def one_block_pays(entries, top_k, entries_per_vector):
     (True, True)
     >>> one_block_pays(1_100_000, 21, 55), one_block_pays(3_000_000, 10, 55)
     (False, False)
-    >>> one_block_pays(3_000_000, 1000, 55), one_block_pays(4_500_000, 1000, 55)
+    >>> one_block_pays(5_000_000, 1000, 55), one_block_pays(6_500_000, 1000, 55)
     (True, False)
     """
     from mrjobs.pairs.fused import TRIANGLE_MAX_K

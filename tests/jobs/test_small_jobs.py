@@ -255,8 +255,9 @@ def test_one_block_of_up_to_twice_the_entries_where_partial_rows_outweigh():
     assert default_blocks(nbytes, "local", 2, whole=True, **past) == 1
     assert default_blocks(nbytes, "local", 2, whole=False, **past) == 2
     assert default_blocks(nbytes, "local", 2, whole=True, **short) == 3
-    over = (WHOLE_ROWS_MAX_ENTRIES + DEFAULT_BLOCK_ENTRIES // 2) * INPUT_BYTES_PER_ENTRY
-    assert default_blocks(over, "local", 2, whole=True, **past) == 3
+    over = WHOLE_ROWS_MAX_ENTRIES + DEFAULT_BLOCK_ENTRIES // 2
+    assert default_blocks(over * INPUT_BYTES_PER_ENTRY, "local", 2, whole=True, **past) == (
+        -(-over // DEFAULT_BLOCK_ENTRIES))
 
 
 def test_one_block_where_whole_rows_on_the_cores_pay(tmp_path):
