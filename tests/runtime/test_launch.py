@@ -187,7 +187,7 @@ def test_output_on_stdout_is_the_output_dirs_bytes(tmp_path, runner):
     assert expected.count(b"\n") > 10
     piped = subprocess.run([sys.executable, "-m", "mrjobs.dot_products"] + args,
                            cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO),
-                           capture_output=True, timeout=600)
+                           capture_output=True)
     assert piped.returncode == 0 and piped.stdout == expected
     written, appended = tmp_path / "written.txt", tmp_path / "appended.txt"
     appended.write_bytes(b"before\n")
@@ -195,7 +195,7 @@ def test_output_on_stdout_is_the_output_dirs_bytes(tmp_path, runner):
         with open(target, mode) as out:
             proc = subprocess.run([sys.executable, "-m", "mrjobs.dot_products"] + args,
                                   cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO),
-                                  stdout=out, stderr=subprocess.PIPE, timeout=600)
+                                  stdout=out, stderr=subprocess.PIPE)
         assert proc.returncode == 0, proc.stderr
     assert written.read_bytes() == expected
     assert appended.read_bytes() == b"before\n" + expected
