@@ -8,8 +8,8 @@ import shutil
 
 from mrjobs.runtime.errors import TASK_FAILED
 
-__all__ = ["FailureReport", "task_failure_line", "cat_output_in_order", "log_cleanup",
-           "output_paths", "write_output"]
+__all__ = ["FailureReport", "task_failure_line", "log_cleanup", "output_paths",
+           "write_output"]
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +75,6 @@ def output_paths(runner):
     out = runner.get_output_dir()
     return sorted(p for p in runner.fs.ls(out)
                   if not any(n.startswith(("_", ".")) for n in p[len(out):].split("/")))
-
-
-def cat_output_in_order(runner):
-    """The bytes of :func:`output_paths`, as mrjob's ``cat_output`` gives them
-    (an empty chunk between two files)."""
-    for i, path in enumerate(output_paths(runner)):
-        if i:
-            yield b""  # the end of the previous file, as in cat_output
-        yield from runner.fs.cat(path)
 
 
 def write_output(runner, stream):

@@ -1,11 +1,12 @@
 """What a small job starts: one block, as many local tasks as the work needs, light
 task processes."""
+import io
 import json
 import os
 import sys
 
 from mrjobs.runtime import localrunner
-from mrjobs.runtime.report import cat_output_in_order
+from mrjobs.runtime.report import write_output
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES,
                                       WHOLE_ROWS_MAX_ENTRIES, default_blocks)
 from mrjobs.dot_products import MRSparseDotProducts
@@ -77,13 +78,20 @@ def test_task_count():
 
 # -- what the local runner starts -------------------------------------------------
 
+def _output(runner):
+    """The run's output in part order, as the launcher writes it to stdout."""
+    out = io.BytesIO()
+    write_output(runner, out)
+    return out.getvalue()
+
+
 def _run_local(tmp_path, name, args):
     """(output bytes in part order, {step: (map tasks, reduce tasks)})."""
     tmp = tmp_path / name
     job = _job("-r", "local", "--local-tmp-dir", str(tmp), "--cleanup", "NONE", *args)
     with job.make_runner() as runner:
         runner.run()
-        output = b"".join(cat_output_in_order(runner))
+        output = _output(runner)
         steps = os.path.join(runner._get_local_tmp_dir(), "step")
         tasks = {int(s): tuple(len([t for t in os.listdir(os.path.join(steps, s, kind))
                                     if t.isdigit()]) for kind in ("mapper", "reducer"))
@@ -132,7 +140,7 @@ def test_the_local_runner_removes_each_temp_file_once_read(tmp_path, monkeypatch
     job = _job("-r", "local", "--local-tmp-dir", str(tmp_path / "freed"), *args)
     with job.make_runner() as runner:
         runner.run()
-        output = b"".join(cat_output_in_order(runner))
+        output = _output(runner)
         tmp = runner._get_local_tmp_dir()
         left = sorted(os.path.relpath(os.path.join(d, f), tmp) for d, _, files in os.walk(tmp)
                       for f in files if "/wd" not in d and "/cache" not in d)
