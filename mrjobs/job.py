@@ -29,6 +29,7 @@ from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTI
                             InputError, float32_zeros, parse_vector, sorted_json,
                             weight_limit)
 from mrjobs.runtime.errors import JobError
+from mrjobs.runtime.jobkey import claimed_key
 from mrjobs.runtime.paths import local_path
 from mrjobs.runtime.taskstatus import TaskStatus
 from mrjobs.runtime.runnerargs import LAUNCH_DIR, runner_class, runner_kwargs
@@ -122,8 +123,8 @@ class SparseJob(MRJob):
 
     # -- launching -----------------------------------------------------------
 
-    def _runner_class(self):
-        return runner_class(self.options.runner) or super()._runner_class()
+    def _runner_class(self):  # the job key claimed (mrjobs.runtime.jobkey)
+        return claimed_key(runner_class(self.options.runner) or super()._runner_class())
 
     def split_bytes(self):
         """Bytes of a step's input per local task, where the job's output does
