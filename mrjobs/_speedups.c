@@ -398,19 +398,23 @@ sort_best(double *s, int64_t *o, Py_ssize_t n, uint64_t *seed)
 
 #define CUT_SAMPLE 64
 
-/* The value at rank t (0: the highest) of the n scores x (reordered):
- * quickselect, Hoare's partition around the middle entry; the same value as
- * sorting them would give (the sample's sort was most of a cut at --top-k 100) */
-#define RANK_SMALL 32
+#define RANK_SMALL 64
+
+/* The value at rank t (0: the highest) of the n scores x: up to RANK_SMALL
+ * of them counted, more reordered by a quickselect (Hoare's partition around
+ * the middle entry); the same value as sorting them would give (the sample's
+ * sort was most of a cut at --top-k 100) */
 
 static double
 rank_value(double *x, int n, int t)
 {
     if (n <= RANK_SMALL) {
-        /* few: each value's rank counted, the compares without a branch
-         * (a quickselect's mispredicted branches were a sixth of pair_topk's
-         * time at --top-k 10, its cuts of 18 slots); the value with t above
-         * it, or where ties leave none, the one whose ties span rank t */
+        /* few -- the buffers of a small k, the sample of a larger one's:
+         * each value's rank counted, the compares without a branch (a
+         * quickselect's mispredicted branches were a sixth of pair_topk's
+         * time at --top-k 10, cuts of 18 slots; dense --top-k 100 took 12%
+         * less with its 64 samples counted); the value with t above it, or
+         * where ties leave none, the one whose ties span rank t */
         for (int i = 0; i < n; i++) {
             int above = 0;
             for (int j = 0; j < n; j++)
