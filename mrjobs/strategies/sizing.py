@@ -13,7 +13,8 @@ import os
 __all__ = ["default_blocks", "reducers", "cores", "estimate_blocks", "pair_memory_bytes", "df_cut_form",
            "rows_outweigh", "vector_entries", "ROWS_OVER_INPUT",
            "DF_CUT_FORMS", "DEFAULT_BLOCK_ENTRIES", "INPUT_BYTES_PER_ENTRY", "COMPACT_BYTES_PER_ENTRY",
-           "bytes_per_entry", "MAX_BLOCKS", "WHOLE_ROWS_MAX_ENTRIES", "one_block_pays",
+           "bytes_per_entry", "MAX_BLOCKS", "WHOLE_ROWS_MAX_ENTRIES", "TRIANGLE_MAX_ENTRIES",
+           "one_block_pays",
            "whole_rows"]
 
 log = logging.getLogger(__name__)
@@ -220,8 +221,8 @@ def reducers(runner, num_cores=None):
 #: 5.6 s, top-60 5.1 / 6.2 s, top-100 4.3 / 6.5 s; 50,000 vectors, top-10
 #: 22.1 / 16.2 s, top-100 22.2 / 23.8 s.  Up to
 #: :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K` the threads compute each pair
-#: once, and one block pays wherever it fits (20,000 vectors, top-10: 3.2 /
-#: 3.8 s)
+#: once, and one block pays up to :data:`TRIANGLE_MAX_ENTRIES` (20,000
+#: vectors, top-10: 3.2 / 3.8 s)
 ONE_BLOCK_VECTORS_PER_K = 800
 
 
@@ -259,17 +260,29 @@ def whole_rows(o):
 #: 50,000, not past: one block 11.09 s, three 11.14 s.)
 WHOLE_ROWS_MAX_ENTRIES = 3 * DEFAULT_BLOCK_ENTRIES
 
+#: with the threads' triangle (:func:`whole_rows`, ``--top-k`` up to
+#: :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K`), the entries up to which one
+#: block beats the few that memory asks for: B blocks send each vector B
+#: times through the sort (B times the temporary disk) and add a rows step,
+#: while one block's column buffers and accumulators outgrow the caches as
+#: it grows.  Measured on 2 cores, cosine, top-10, local runner, one block /
+#: the default three: 50,000 Zipf vectors (2.5 M entries, 2.8 M estimated
+#: from the input's size) 5.8-6.0 / 6.35-6.8 s (455 / 292 MB the largest
+#: process), with ``--max-df 1000`` 2.9-3.3 / 4.1 s; 70,000 (3.5 M) 10.9-11.1 /
+#: 10.95-11.0 s; 100,000 (5.0 M) 26.0 / 22.5 s.  The same bytes.
+TRIANGLE_MAX_ENTRIES = 3_000_000
+
 
 def one_block_pays(entries, top_k, entries_per_vector):
-    """With :func:`whole_rows`: whether one block beats more: where it holds
-    at most :data:`DEFAULT_BLOCK_ENTRIES`, up to
-    :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K` and else below
-    :data:`ONE_BLOCK_VECTORS_PER_K`; past :func:`rows_outweigh`, up to
-    :data:`WHOLE_ROWS_MAX_ENTRIES`.
+    """With :func:`whole_rows`: whether one block beats more: up to
+    :data:`~mrjobs.pairs.fused.TRIANGLE_MAX_K`, where it holds at most
+    :data:`TRIANGLE_MAX_ENTRIES`; else where it holds at most
+    :data:`DEFAULT_BLOCK_ENTRIES` below :data:`ONE_BLOCK_VECTORS_PER_K`; past
+    :func:`rows_outweigh`, up to :data:`WHOLE_ROWS_MAX_ENTRIES`.
 
-    >>> one_block_pays(1_100_000, 100, 55), one_block_pays(1_100_000, 10, 55)
+    >>> one_block_pays(1_100_000, 100, 55), one_block_pays(2_800_000, 10, 55)
     (True, True)
-    >>> one_block_pays(1_100_000, 21, 55), one_block_pays(3_000_000, 10, 55)
+    >>> one_block_pays(1_100_000, 21, 55), one_block_pays(3_500_000, 10, 55)
     (False, False)
     >>> one_block_pays(5_000_000, 1000, 55), one_block_pays(6_500_000, 1000, 55)
     (True, False)
@@ -279,8 +292,10 @@ def one_block_pays(entries, top_k, entries_per_vector):
         return False
     if rows_outweigh(top_k, entries_per_vector) and entries <= WHOLE_ROWS_MAX_ENTRIES:
         return True
-    return entries <= DEFAULT_BLOCK_ENTRIES and (
-        top_k <= TRIANGLE_MAX_K or entries / entries_per_vector < ONE_BLOCK_VECTORS_PER_K * top_k)
+    if top_k <= TRIANGLE_MAX_K:
+        return entries <= TRIANGLE_MAX_ENTRIES
+    return (entries <= DEFAULT_BLOCK_ENTRIES
+            and entries / entries_per_vector < ONE_BLOCK_VECTORS_PER_K * top_k)
 
 
 def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,
