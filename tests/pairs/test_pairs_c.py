@@ -518,3 +518,37 @@ def test_rows_on_threads_give_the_merged_triangle(k, threshold, limit, measure, 
     assert list(two) == sorted(two)  # rows in order
     if path == "whole rows":  # each row's best in its output order
         assert all(v == sorted(v, key=lambda e: (-e[1], e[0])) for v in two.values())
+
+
+@pytest.mark.parametrize("k", [250, 400])
+def test_whole_rows_come_best_first_through_ties_and_zeros(monkeypatch, k):
+    # a whole row of at least 128 entries is ordered by a radix sort of its
+    # scores' bits: ties (by other, as everywhere), zeros, tiny and negative
+    # scores in the order sort_best gives
+    pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    from mrjobs.pairs import fused
+
+    monkeypatch.setattr(fused, "TRIANGLE_MAX_K", 0)
+    rng = np.random.default_rng(k)
+    n = 300
+    # one feature every row holds: every pair a candidate; products that
+    # underflow to zero (of either sign), tiny ones, ties, both signs
+    w = rng.choice([1e-200, -1e-200, 1e-170, 1.0, -1.0, 2.0, 0.5], n)
+    m = sp.csr_matrix((w, np.zeros(n, np.int32), np.arange(n + 1)), shape=(n, 3))
+    m.sort_indices()
+    spec = PairSpec(k, 10 ** 6, diagonal=True, merge=True, prune=False, kernel="c",
+                    threads=2)
+    rows = {}
+    for direction, groups, others, scores in pair_best(m, m, Scorer("dot", Counters()), spec):
+        assert direction == ROWS
+        for g, o, s in zip(groups.tolist(), others.tolist(), scores.tolist()):
+            rows.setdefault(g, []).append((o, s))
+    assert sorted(rows) == list(range(n))
+    for g, row in rows.items():
+        # a sum from 0.0: a product that underflowed to -0.0 scores 0.0
+        expected = sorted(((o, 0.0 + w[g] * w[o]) for o in range(n) if o != g),
+                          key=lambda e: (-e[1], e[0]))[:k]
+        assert [(o, s, np.signbit(s)) for o, s in row] == [
+            (o, s, np.signbit(s)) for o, s in expected], g
+    best = [s for row in rows.values() for _, s in row]
+    assert 0.0 in best and 1e-200 in best and -1.0 in best  # the cases were there
