@@ -486,7 +486,7 @@ sort_row_best(double *s, int64_t *o, Py_ssize_t n, Keyed *scratch, uint64_t *see
 
 #define CUT_SAMPLE 64
 
-#define RANK_SMALL 64
+#define RANK_SMALL 32
 
 /* The value at rank t (0: the highest) of the n scores x: up to RANK_SMALL
  * of them counted, more reordered by a quickselect (Hoare's partition around
@@ -497,12 +497,12 @@ static double
 rank_value(double *x, int n, int t)
 {
     if (n <= RANK_SMALL) {
-        /* few -- the buffers of a small k, the sample of a larger one's:
-         * each value's rank counted, the compares without a branch (a
-         * quickselect's mispredicted branches were a sixth of pair_topk's
-         * time at --top-k 10, cuts of 18 slots; dense --top-k 100 took 12%
-         * less with its 64 samples counted); the value with t above it, or
-         * where ties leave none, the one whose ties span rank t */
+        /* few -- the buffers of a small k: each value's rank counted, the
+         * compares without a branch (a quickselect's mispredicted branches
+         * were a sixth of pair_topk's time at --top-k 10, cuts of 18 slots;
+         * a larger k's sample of 64 took as long either way); the value with
+         * t above it, or where ties leave none, the one whose ties span rank
+         * t */
         for (int i = 0; i < n; i++) {
             int above = 0;
             for (int j = 0; j < n; j++)
@@ -996,7 +996,8 @@ kept_take(PyObject *self, PyObject *args)
 /*
  * pair_topk(a_indptr q, a_indices i, a_data d, bt_indptr q, bt_indices i, bt_data d,
  *           n_c, r0, r1, mode, k, kind, threshold, limit,
- *           mirror, k_c, cap, ks d, ko q, kn q, floor d, merge, counts q)
+ *           mirror, k_c, cap, ks d, ko q, kn q, floor d, merge, counts q
+ *           [, zero_free])
  *     -> (groups bytes, others bytes, scores bytes)
  *
  * dots(), scored and selected in one pass, with no pair written out: each
@@ -1027,6 +1028,9 @@ kept_take(PyObject *self, PyObject *args)
  * threads) with no column buffer; each row's best come in their output
  * order (score descending, ties by smaller other), sorted on the caller's
  * thread.
+ *
+ * zero_free: 1 where no pair's sum can be 0.0 (see zero_free()), 0 where it
+ * can, -1 or not given: checked here.  The same results either way.
  */
 #define UNIT_LIMIT (1.0 + 0x1p-20)
 #define UNIT_SNAP 0x1p-44
@@ -1069,9 +1073,39 @@ typedef struct {
     unsigned char *P;        /* heavy features x n_c */
     int64_t *starts;         /* the longest row's entries */
     double *acc;             /* n_c */
-    unsigned char *hit;      /* n_c */
+    unsigned char *hit;      /* n_c; NULL where no sum of products is 0.0 (zero_free) */
     int32_t *mark, *touched; /* n_c */
 } Rows;
+
+/* Whether no pair of rows that shares a feature can sum to exactly 0.0: each
+ * side's weights of one sign, and the product of their least magnitudes not
+ * 0.0 (rounding is monotonic: no product underflows; a sum of nonzero terms
+ * of one sign is not 0.0) -- as chunks.may_hold_zero_dots says in Python.
+ * Then a column is hit exactly where its sum is not 0.0, and the dense sums
+ * keep no hit bytes: their writes and the heavy rows' or_bytes were a tenth
+ * of a dense --top-k 100 run's time.  Every weight finite, too: a heavy
+ * row adds v * 0.0 to the columns it misses, NaN for an infinite v. */
+static int
+zero_free(const double *ad, Py_ssize_t na, const double *bd, Py_ssize_t nb)
+{
+    double least[2] = {HUGE_VAL, HUGE_VAL};
+    const double *d[2] = {ad, bd};
+    Py_ssize_t n[2] = {na, nb};
+    for (int side = 0; side < 2; side++) {
+        Py_ssize_t pos = 0, neg = 0;
+        for (Py_ssize_t i = 0; i < n[side]; i++) {
+            double x = d[side][i];
+            if (!isfinite(x))
+                return 0;
+            pos += x > 0.0;
+            neg += x < 0.0;
+            least[side] = fmin(least[side], fabs(x));
+        }
+        if (pos != n[side] && neg != n[side])
+            return 0;
+    }
+    return least[0] * least[1] != 0.0;
+}
 
 /* (AVX2 where the processor has it, chosen at load through an ifunc -- GCC on
  * x86-64 glibc: 4 doubles an instruction; a multiply and an add each, no
@@ -1144,13 +1178,19 @@ next_loud(const double *restrict acc, const unsigned char *restrict hit,
                 & ((x1 < vrf) & (x1 >= vql) & (x1 <= vqh) & (x1 < f1));
         if (!(q[0] & q[1] & q[2] & q[3]))
             break;
-        uint64_t h;
-        memcpy(&h, hit + c, sizeof(h));
-        n += __builtin_popcountll(h);  /* (hit bytes are 0 or 1) */
+        if (hit) {
+            uint64_t h;
+            memcpy(&h, hit + c, sizeof(h));
+            n += __builtin_popcountll(h);  /* (hit bytes are 0 or 1) */
+        }
+        else {  /* zero_free: the sums that are not 0.0 (a lane of -1 each) */
+            v4l z = (x0 != V4(0.0)) + (x1 != V4(0.0));
+            n -= z[0] + z[1] + z[2] + z[3];
+        }
     }
 #endif
     for (; c < to; c++) {
-        if (!hit[c])
+        if (hit ? !hit[c] : acc[c] == 0.0)
             continue;
         if (!quiet(acc[c], rf, ql, qh, floor ? floor[c] : HUGE_VAL))
             break;
@@ -1264,21 +1304,29 @@ topk_row_sums(Rows *w, Py_ssize_t r, int64_t lo, int32_t row, int *dense, const 
         for (int64_t c0 = lo; c0 < n_c; c0 += DENSE_CHUNK) {
             int64_t c1 = n_c - c0 > DENSE_CHUNK ? c0 + DENSE_CHUNK : n_c;
             memset(acc + c0, 0, (size_t)(c1 - c0) * sizeof(double));
-            memset(hit + c0, 0, (size_t)(c1 - c0));
+            if (hit)
+                memset(hit + c0, 0, (size_t)(c1 - c0));
             for (int64_t jj = s; jj < e; jj++) {
                 double v = ad[jj];
                 int32_t f = ai[jj];
                 int32_t h = w->heavy ? w->heavy[f] : -1;
                 if (h >= 0) {
                     axpy(acc + c0, v, w->H + (Py_ssize_t)h * n_c + c0, c1 - c0);
-                    or_bytes(hit + c0, w->P + (Py_ssize_t)h * n_c + c0, c1 - c0);
+                    if (hit)
+                        or_bytes(hit + c0, w->P + (Py_ssize_t)h * n_c + c0, c1 - c0);
                     continue;
                 }
                 int64_t kk = starts[jj - s], ke = bp[f + 1];
-                for (; kk < ke && bi[kk] < c1; kk++) {
-                    int32_t c = bi[kk];
-                    acc[c] += v * bd[kk];
-                    hit[c] = 1;
+                if (!hit) {
+                    for (; kk < ke && bi[kk] < c1; kk++)
+                        acc[bi[kk]] += v * bd[kk];
+                }
+                else {
+                    for (; kk < ke && bi[kk] < c1; kk++) {
+                        int32_t c = bi[kk];
+                        acc[c] += v * bd[kk];
+                        hit[c] = 1;
+                    }
                 }
                 starts[jj - s] = kk;
             }
@@ -1308,11 +1356,12 @@ pair_topk(PyObject *self, PyObject *args)
 {
     PyObject *o[14];
     Py_ssize_t n_c, r0, r1, k, k_c, cap;
-    int mode, kind, mirror, merge;
+    int mode, kind, mirror, merge, zero_free_given = -1;
     double threshold, limit;
-    if (!PyArg_ParseTuple(args, "OOOOOOnnniniddpnnOOOOpO", &o[0], &o[1], &o[2], &o[3],
+    if (!PyArg_ParseTuple(args, "OOOOOOnnniniddpnnOOOOpO|i", &o[0], &o[1], &o[2], &o[3],
                           &o[4], &o[5], &n_c, &r0, &r1, &mode, &k, &kind, &threshold, &limit,
-                          &mirror, &k_c, &cap, &o[9], &o[10], &o[11], &o[12], &merge, &o[13]))
+                          &mirror, &k_c, &cap, &o[9], &o[10], &o[11], &o[12], &merge, &o[13],
+                          &zero_free_given))
         return NULL;
     Arr a[14];
     memset(a, 0, sizeof(a));
@@ -1379,16 +1428,21 @@ pair_topk(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
+    /* no hit bytes where a sum of 0.0 says "not hit": zero_free, as the
+     * caller found it once for the block pair (its chunks are calls of their
+     * own) or, not given, checked here */
+    const int zf = zero_free_given >= 0 ? zero_free_given != 0
+                                        : zero_free(ad, a[2].n, bd, a[5].n);
     if (n_c) {
         w.acc = malloc(n_c * sizeof(double));
-        w.hit = malloc(n_c);
+        w.hit = zf ? NULL : malloc(n_c);
         w.mark = malloc(n_c * sizeof(int32_t));
         w.touched = malloc(n_c * sizeof(int32_t));
         rs = malloc(rcap * sizeof(double));
         ro = malloc(rcap * sizeof(int64_t));
         if (mode == 3)
             row_scratch = malloc(3 * rcap * sizeof(Keyed));
-        if (!w.acc || !w.hit || !w.mark || !w.touched || !rs || !ro
+        if (!w.acc || (!w.hit && !zf) || !w.mark || !w.touched || !rs || !ro
                 || (mode == 3 && !row_scratch) || heavy_rows(&w) < 0) {
             PyErr_NoMemory();
             goto done;
@@ -1426,7 +1480,8 @@ pair_topk(PyObject *self, PyObject *args)
         }
         if (mode == 3 && dense) {  /* the row itself: as a column it never reached */
             acc[r] = 0.0;
-            w.hit[r] = 0;
+            if (w.hit)
+                w.hit[r] = 0;
         }
         int64_t h = 0;
         double rfloor = -HUGE_VAL;
@@ -1444,7 +1499,7 @@ pair_topk(PyObject *self, PyObject *args)
                 else
                     do
                         c++;
-                    while (c < n_c && !hit[c]);
+                    while (c < n_c && (hit ? !hit[c] : acc[c] == 0.0));
                 if (c >= n_c)
                     break;
             }

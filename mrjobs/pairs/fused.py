@@ -10,7 +10,8 @@ import itertools
 
 import numpy as np
 
-from mrjobs.pairs.chunks import COLUMNS, ROWS, chunk_ends, group_best, product_bounds
+from mrjobs.pairs.chunks import (COLUMNS, ROWS, chunk_ends, group_best, may_hold_zero_dots,
+                                 product_bounds)
 
 __all__ = ["C_CHUNK", "TRIANGLE_MAX_K", "Kept", "csr_arrays", "fused_best", "merged",
            "triangle_pays"]
@@ -48,19 +49,20 @@ def fused_best(A, C, scorer, spec, tell):
     max_rows = max(1, spec.limit // max(1, min(k, n_c)))
     bound = product_bounds(A, C)
     ends = chunk_ends(bound, FUSED_PAIRS, max_rows=max_rows)
+    zero_free = _zero_free(a[2], b[2])  # found once for every chunk's call
     if spec.threads > 1 and spec.merged and triangle_pays(n_c, k, spec.threads):
         mode = 2 if spec.include_self else 1
         return (yield from _triangle(
             lambda start, end, kept, counts: kernels.pair_topk(
                 *a, *b, n_c, start, end, mode, k, kind, threshold, limit, True,
                 kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor, False,
-                counts), _balanced(bound, ends, spec.threads, max_rows),
+                counts, zero_free), _balanced(bound, ends, spec.threads, max_rows),
             lambda: Kept(kernels, n_c, min(k, A.shape[0])), spec.threads, k, scorer, tell))
     if spec.threads > 1 and spec.merged and not spec.include_self:
         return (yield from _whole_rows(
             lambda start, end, counts: kernels.pair_topk(
                 *a, *b, n_c, start, end, 3, k, kind, threshold, limit, False, *_no_buffers(),
-                False, counts), ends, spec.threads, scorer, tell))
+                False, counts, zero_free), ends, spec.threads, scorer, tell))
     mode = (2 if spec.include_self else 1) if diagonal else 0
     kept = Kept(kernels, n_c, min(k, A.shape[0])) if spec.mirror else None
     if kept is None:
@@ -74,7 +76,7 @@ def fused_best(A, C, scorer, spec, tell):
         counts[:] = 0
         # (the outputs: as many entries as the rows keep, at most k a row)
         g, o, s = kernels.pair_topk(*a, *b, n_c, start, end, mode, k, kind, threshold, limit,
-                                    kept is not None, *buffers, merge, counts)
+                                    kept is not None, *buffers, merge, counts, zero_free)
         scorer.count_fused(*counts[:3].tolist())
         products += int(counts[3])
         if g:
@@ -85,6 +87,15 @@ def fused_best(A, C, scorer, spec, tell):
     if kept is not None and not merge:
         yield (COLUMNS,) + kept.take()
     return products
+
+
+def _zero_free(a_data, b_data):
+    """``pair_topk``'s ``zero_free``: 1 where no pair's sum can be 0.0 and
+    every weight is finite (:func:`~mrjobs.pairs.chunks.may_hold_zero_dots`):
+    a sum not 0.0 is then a pair that shares a feature, and the kernel keeps
+    no hit bytes."""
+    return int(not may_hold_zero_dots(a_data, b_data) and bool(np.isfinite(a_data).all())
+               and bool(np.isfinite(b_data).all()))
 
 
 def _no_buffers():

@@ -315,12 +315,12 @@ def _dots_all(c, a, b, n_c, n_r, mode):
     return _by_pair(*(x[:n] for x in out))
 
 
-def _topk_all(c, a, b, n_c, n_r, mode, counts=None):
+def _topk_all(c, a, b, n_c, n_r, mode, counts=None, *zero_free):
     """Every pair pair_topk scores (dot, no threshold, a k beyond the columns;
     :func:`_by_pair`)."""
     counts = np.zeros(4, np.int64) if counts is None else counts
     g, o, s = c.pair_topk(*a, *b, n_c, 0, n_r, mode, n_c + 1, 0, -np.inf, np.inf, False, 1, 3,
-                          *_kept(n_c, 3), False, counts)
+                          *_kept(n_c, 3), False, counts, *zero_free)
     return _by_pair(np.frombuffer(g, np.int64), np.frombuffer(o, np.int64),
                     np.frombuffer(s, np.float64))
 
@@ -354,6 +354,47 @@ def test_pair_topk_sums_long_rows_and_heavy_features_as_dots_does(mode):
     assert got[1].tobytes() == want[1].tobytes()  # (-0.0 and 0.0 differ here)
     assert counts[0] == counts[3] == want[0].shape[0]
     assert (want[1] == 0.0).any()
+
+
+@pytest.mark.parametrize("weights", ["positive", "negative", "infinite"])
+@pytest.mark.parametrize("mode", [0, 1, 2, 3])
+def test_pair_topk_without_hit_bytes_where_no_sum_is_zero(mode, weights):
+    # where every weight of each side has one sign and no product underflows,
+    # a sum not 0.0 is a pair that shares a feature: the dense sums keep no
+    # hit bytes (zero_free; told by the caller, else checked) -- the same
+    # pairs, sums and counts as with them, and as dots()
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    rng = np.random.default_rng(11)
+    n, n_f = 2200, 60  # more columns than one dense chunk
+    density = np.where(np.arange(n_f) < 6, 0.6, 0.01)  # 6 heavy features
+    dense = (rng.random((n, n_f)) < density) * rng.random((n, n_f)) * 10.0 ** rng.integers(
+        -3, 4, (n, n_f))
+    if weights == "negative":
+        dense = -dense
+    A = sp.csr_matrix(dense)
+    A.sort_indices()
+    if weights == "infinite":  # inf * 0.0 is NaN: not zero-free, whatever the signs
+        A.data[A.indices == 0] = np.inf
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
+    runs, best = {}, {}
+    for zero_free in ((), (-1,), (0,), (1,)):
+        if weights == "infinite" and zero_free == (1,):
+            continue  # (a caller tells 1 only where it holds)
+        counts = np.zeros(4, np.int64)
+        got = _topk_all(c, a, b, n, n, mode, counts, *zero_free)
+        runs[zero_free] = (got[0].tobytes(), got[1].tobytes(), tuple(counts.tolist()))
+        # a row's best 3: floors rise, quiet sums are passed over 8 at a time
+        counts = np.zeros(4, np.int64)
+        got = c.pair_topk(*a, *b, n, 0, n, mode, 3, 0, -np.inf, np.inf, False, 1, 3,
+                          *_kept(n, 3), False, counts, *zero_free)
+        best[zero_free] = got + (tuple(counts.tolist()),)
+    assert len(set(runs.values())) == 1 and len(set(best.values())) == 1
+    got_pairs, got_sums, counts = runs[()]
+    if mode != 3 and weights != "infinite":  # (whole rows are no mode of dots(); an
+        want = _dots_all(c, a, b, n, n, mode)   # infinite score is not kept)
+        assert got_pairs == want[0].tobytes() and got_sums == want[1].tobytes()
+        assert counts[0] == want[0].shape[0]
 
 
 def test_pair_topk_walks_a_heavy_feature_with_a_column_twice_as_dots_does():
