@@ -15,7 +15,10 @@ the first's temporary files under it, or failed with "File exists".
 the key's local temporary directory is created with one ``mkdir`` (atomic:
 of any number of runs, one gets a name), and a run that finds its name taken
 takes the next microsecond's key.  The key keeps mrjob's form; the directory
-is the one mrjob would have made, and goes at the runner's cleanup as before.
+is the one mrjob would have made, and goes at the runner's cleanup as before,
+with the one file mrjob leaves behind under the key: its setup wrapper's
+lock, ``/tmp/wrapper.lock.<job key>``, which every task of a run that ships
+files or has ``--setup`` commands makes and no one removed.
 """
 import functools
 import logging
@@ -44,6 +47,13 @@ class _ClaimedKey:
             log.info("Creating temp directory %s", path)
             self._local_tmp_dir = path  # mrjob's _get_local_tmp_dir returns it as it is
             return key
+
+    def _cleanup_local_tmp(self):
+        super()._cleanup_local_tmp()
+        try:  # (the path mrjob.bin writes into its setup wrapper)
+            os.remove("/tmp/wrapper.lock.%s" % self._job_key)
+        except OSError:  # none: no task ran here, or no wrapper
+            pass
 
 
 @functools.cache

@@ -4,6 +4,7 @@ import datetime
 import os
 import re
 import types
+import uuid
 
 import mrjob.runner
 import pytest
@@ -56,3 +57,23 @@ def test_runs_made_in_one_microsecond_get_keys_and_directories_of_their_own(
     with runners[0]:
         pass
     assert os.listdir(tmp) == []  # each runner's cleanup removed its own directory
+
+
+@pytest.mark.parametrize("cleanup", ["ALL", "NONE"])
+def test_the_setup_wrappers_lock_goes_with_the_temporary_files(tmp_path, cleanup):
+    # mrjob's setup wrapper (files shipped, --setup commands) makes
+    # /tmp/wrapper.lock.<job key> in every task and never removes it
+    write_lines(tmp_path / "corpus.jsonl", corpus(n=30, seed=6))
+    label = "mrsparse-lock-test-%s" % uuid.uuid4().hex
+    job = MRSparseDotProducts(["-r", "local", "--no-conf", "--label", label, "--setup", "true",
+                               "--cleanup", cleanup, "--local-tmp-dir", str(tmp_path / "tmp"),
+                               str(tmp_path / "corpus.jsonl")])
+    with job.make_runner() as r:
+        r.run()
+        lock = "/tmp/wrapper.lock.%s" % r.get_job_key()
+        assert r.get_job_key().startswith(label + ".") and os.path.exists(lock)
+    try:
+        assert os.path.exists(lock) == (cleanup == "NONE")  # kept only with the rest
+    finally:
+        if os.path.exists(lock):
+            os.remove(lock)
