@@ -492,7 +492,6 @@ sort_row_best(double *s, int64_t *o, Py_ssize_t n, Keyed *scratch, uint64_t *see
  * of them counted, more reordered by a quickselect (Hoare's partition around
  * the middle entry); the same value as sorting them would give (the sample's
  * sort was most of a cut at --top-k 100) */
-
 static double
 rank_value(double *x, int n, int t)
 {
