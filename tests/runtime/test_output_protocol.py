@@ -317,13 +317,18 @@ def test_two_runs_racing_into_one_output_dir(tmp_path, runner, overwrite):
                  hold=FIRST_REDUCER, hold_dir=first)
     b = launcher(tmp_path, ["other.jsonl", "-r", runner, "-o", "out"] + flag,
                  hold=FIRST_REDUCER, hold_dir=second)
+    gave_up = None
     try:
         wait_for(lambda: held(first) and held(second), "both runs' held reducers")
+    except AssertionError as e:  # said below, with what each run said
+        gave_up = str(e)
     finally:
         (first / "release").touch()
         status_a, _, stderr_a = finish(a)
         (second / "release").touch()
         status_b, _, stderr_b = finish(b)
+    assert gave_up is None, "%s; the first run (%s): %s; the second (%s): %s" % (
+        gave_up, status_a, stderr_a[-1500:], status_b, stderr_b[-1500:])
     assert status_a == 0, stderr_a
     assert_one_line_error(status_b, stderr_b, "--output-dir out changed while the job ran")
     assert part_lines(tmp_path / "out") == expected
