@@ -465,17 +465,8 @@ sort_row_best(double *s, int64_t *o, Py_ssize_t n, Keyed *scratch, uint64_t *see
         Py_ssize_t j = i + 1;
         while (j < n && x[j].key == x[i].key)
             j++;
-        for (Py_ssize_t u = i + 1; u < j; u++) {
-            double vs = ts[u];
-            int64_t vo = to[u];
-            Py_ssize_t v = u;
-            for (; v > i && vo < to[v - 1]; v--) {
-                ts[v] = ts[v - 1];
-                to[v] = to[v - 1];
-            }
-            ts[v] = vs;
-            to[v] = vo;
-        }
+        if (j - i > 1)  /* one score: better() orders them by other */
+            sort_best(ts + i, to + i, j - i, seed);
         i = j;
     }
     memcpy(s, ts, n * sizeof(double));
@@ -1028,8 +1019,14 @@ kept_take(PyObject *self, PyObject *args)
  * order (score descending, ties by smaller other), sorted on the caller's
  * thread.
  *
- * zero_free: 1 where no pair's sum can be 0.0 (see zero_free()), 0 where it
- * can, -1 or not given: checked here.  The same results either way.
+ * zero_free (default 0): 1 where the caller found that no pair that shares a
+ * feature can sum to exactly 0.0 (mrjobs.pairs.fused._zero_free: each side's
+ * weights finite and of one sign, the product of their least magnitudes not
+ * 0.0).  Then a column is hit exactly where its sum is not 0.0, and the dense
+ * sums keep no hit bytes (their writes and the heavy rows' or_bytes were a
+ * tenth of a dense --top-k 100 run's time); the same results either way.
+ * (Finite: a heavy row adds v * 0.0 to the columns it misses, NaN for an
+ * infinite v.)
  */
 #define UNIT_LIMIT (1.0 + 0x1p-20)
 #define UNIT_SNAP 0x1p-44
@@ -1072,39 +1069,9 @@ typedef struct {
     unsigned char *P;        /* heavy features x n_c */
     int64_t *starts;         /* the longest row's entries */
     double *acc;             /* n_c */
-    unsigned char *hit;      /* n_c; NULL where no sum of products is 0.0 (zero_free) */
+    unsigned char *hit;      /* n_c; NULL with zero_free: a sum not 0.0 is a hit */
     int32_t *mark, *touched; /* n_c */
 } Rows;
-
-/* Whether no pair of rows that shares a feature can sum to exactly 0.0: each
- * side's weights of one sign, and the product of their least magnitudes not
- * 0.0 (rounding is monotonic: no product underflows; a sum of nonzero terms
- * of one sign is not 0.0) -- as chunks.may_hold_zero_dots says in Python.
- * Then a column is hit exactly where its sum is not 0.0, and the dense sums
- * keep no hit bytes: their writes and the heavy rows' or_bytes were a tenth
- * of a dense --top-k 100 run's time.  Every weight finite, too: a heavy
- * row adds v * 0.0 to the columns it misses, NaN for an infinite v. */
-static int
-zero_free(const double *ad, Py_ssize_t na, const double *bd, Py_ssize_t nb)
-{
-    double least[2] = {HUGE_VAL, HUGE_VAL};
-    const double *d[2] = {ad, bd};
-    Py_ssize_t n[2] = {na, nb};
-    for (int side = 0; side < 2; side++) {
-        Py_ssize_t pos = 0, neg = 0;
-        for (Py_ssize_t i = 0; i < n[side]; i++) {
-            double x = d[side][i];
-            if (!isfinite(x))
-                return 0;
-            pos += x > 0.0;
-            neg += x < 0.0;
-            least[side] = fmin(least[side], fabs(x));
-        }
-        if (pos != n[side] && neg != n[side])
-            return 0;
-    }
-    return least[0] * least[1] != 0.0;
-}
 
 /* (AVX2 where the processor has it, chosen at load through an ifunc -- GCC on
  * x86-64 glibc: 4 doubles an instruction; a multiply and an add each, no
@@ -1355,12 +1322,12 @@ pair_topk(PyObject *self, PyObject *args)
 {
     PyObject *o[14];
     Py_ssize_t n_c, r0, r1, k, k_c, cap;
-    int mode, kind, mirror, merge, zero_free_given = -1;
+    int mode, kind, mirror, merge, zero_free = 0;
     double threshold, limit;
     if (!PyArg_ParseTuple(args, "OOOOOOnnniniddpnnOOOOpO|i", &o[0], &o[1], &o[2], &o[3],
                           &o[4], &o[5], &n_c, &r0, &r1, &mode, &k, &kind, &threshold, &limit,
                           &mirror, &k_c, &cap, &o[9], &o[10], &o[11], &o[12], &merge, &o[13],
-                          &zero_free_given))
+                          &zero_free))
         return NULL;
     Arr a[14];
     memset(a, 0, sizeof(a));
@@ -1427,21 +1394,16 @@ pair_topk(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    /* no hit bytes where a sum of 0.0 says "not hit": zero_free, as the
-     * caller found it once for the block pair (its chunks are calls of their
-     * own) or, not given, checked here */
-    const int zf = zero_free_given >= 0 ? zero_free_given != 0
-                                        : zero_free(ad, a[2].n, bd, a[5].n);
     if (n_c) {
         w.acc = malloc(n_c * sizeof(double));
-        w.hit = zf ? NULL : malloc(n_c);
+        w.hit = zero_free ? NULL : malloc(n_c);  /* no hit bytes: see zero_free */
         w.mark = malloc(n_c * sizeof(int32_t));
         w.touched = malloc(n_c * sizeof(int32_t));
         rs = malloc(rcap * sizeof(double));
         ro = malloc(rcap * sizeof(int64_t));
         if (mode == 3)
             row_scratch = malloc(3 * rcap * sizeof(Keyed));
-        if (!w.acc || (!w.hit && !zf) || !w.mark || !w.touched || !rs || !ro
+        if (!w.acc || (!w.hit && !zero_free) || !w.mark || !w.touched || !rs || !ro
                 || (mode == 3 && !row_scratch) || heavy_rows(&w) < 0) {
             PyErr_NoMemory();
             goto done;

@@ -359,10 +359,10 @@ def test_pair_topk_sums_long_rows_and_heavy_features_as_dots_does(mode):
 @pytest.mark.parametrize("weights", ["positive", "negative", "infinite"])
 @pytest.mark.parametrize("mode", [0, 1, 2, 3])
 def test_pair_topk_without_hit_bytes_where_no_sum_is_zero(mode, weights):
-    # where every weight of each side has one sign and no product underflows,
-    # a sum not 0.0 is a pair that shares a feature: the dense sums keep no
-    # hit bytes (zero_free; told by the caller, else checked) -- the same
-    # pairs, sums and counts as with them, and as dots()
+    # where every weight of each side is finite and of one sign and no product
+    # underflows, a sum not 0.0 is a pair that shares a feature: the dense
+    # sums keep no hit bytes (zero_free, as fused_best finds it) -- the same
+    # pairs, sums and counts as with them (not told: kept), and as dots()
     c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     rng = np.random.default_rng(11)
     n, n_f = 2200, 60  # more columns than one dense chunk
@@ -377,10 +377,12 @@ def test_pair_topk_without_hit_bytes_where_no_sum_is_zero(mode, weights):
         A.data[A.indices == 0] = np.inf
     a = mrjobs.pairs.kernel._csr_arrays(A)
     b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
+    from mrjobs.pairs import fused
+
+    told = fused._zero_free(a[2], b[2])
+    assert told == (weights != "infinite")
     runs, best = {}, {}
-    for zero_free in ((), (-1,), (0,), (1,)):
-        if weights == "infinite" and zero_free == (1,):
-            continue  # (a caller tells 1 only where it holds)
+    for zero_free in ((), (0,), (told,)):
         counts = np.zeros(4, np.int64)
         got = _topk_all(c, a, b, n, n, mode, counts, *zero_free)
         runs[zero_free] = (got[0].tobytes(), got[1].tobytes(), tuple(counts.tolist()))
