@@ -1166,6 +1166,46 @@ next_loud(const double *restrict acc, const unsigned char *restrict hit,
     return c;
 }
 
+/* A dense row's first floor (pair_topk, at a k of at least FIRST_FLOOR_K):
+ * there a row's buffer fills and is cut many times before its floor passes
+ * most sums by, and each loud sum takes the one-by-one path (most of
+ * pair_topk's time at --top-k 1000).  p: the score of an evenly spaced
+ * sample of the columns in [lo, to) (a column not hit, or whose sum not
+ * every check passes unchanged -- outside [ql, qh] -- counts as -inf) at
+ * the rank where about 3k/2 of them would be at least p.  Where at least k
+ * hit columns hold a sum within [ql, qh] and not below p, those are offered
+ * unchanged, so none below p can be among the row's k best: p is returned
+ * as its floor (ties at p are offered, as a cut's floor keeps them), else
+ * -inf.  The same entries and counts come out; only fewer offers. */
+#define FIRST_FLOOR_K 20
+#define FLOOR_SAMPLE 256
+
+VECTOR_CLONES static double
+first_floor(const double *restrict acc, const unsigned char *restrict hit, Py_ssize_t lo,
+            Py_ssize_t to, Py_ssize_t k, double ql, double qh)
+{
+    Py_ssize_t span = to - lo, rank = (k + k / 2) * FLOOR_SAMPLE / (span > 0 ? span : 1);
+    if (span < FLOOR_SAMPLE || rank >= FLOOR_SAMPLE / 2)
+        return -HUGE_VAL;  /* few columns, or most of them among the best */
+    double smp[FLOOR_SAMPLE];
+    for (Py_ssize_t i = 0; i < FLOOR_SAMPLE; i++) {
+        Py_ssize_t c = lo + i * span / FLOOR_SAMPLE;
+        double x = acc[c];
+        smp[i] = (hit ? hit[c] : x != 0.0) && x >= ql && x <= qh ? x : -HUGE_VAL;
+    }
+    double p = rank_value(smp, FLOOR_SAMPLE, (int)rank);
+    if (!(p > -HUGE_VAL))
+        return -HUGE_VAL;
+    Py_ssize_t n = 0;
+    if (hit)
+        for (Py_ssize_t c = lo; c < to; c++)
+            n += (acc[c] >= p) & (acc[c] >= ql) & (acc[c] <= qh) & (hit[c] != 0);
+    else
+        for (Py_ssize_t c = lo; c < to; c++)
+            n += (acc[c] >= p) & (acc[c] >= ql) & (acc[c] <= qh) & (acc[c] != 0.0);
+    return n >= k ? p : -HUGE_VAL;
+}
+
 /* The heavy features' dense rows (w->heavy, H, P), up to HEAVY_BYTES; a
  * feature with an index out of range or a column twice is left out (its
  * walk finds the index).  0, or -1 when out of memory. */
@@ -1445,7 +1485,9 @@ pair_topk(PyObject *self, PyObject *args)
                 w.hit[r] = 0;
         }
         int64_t h = 0;
-        double rfloor = -HUGE_VAL;
+        double rfloor = dense && k_r >= FIRST_FLOOR_K
+                            ? first_floor(acc, hit, lo, n_c, k_r, quiet_lo, quiet_hi)
+                            : -HUGE_VAL;
         Py_ssize_t loud = lo - 1;  /* the last column that was not quiet */
         /* the row's columns: listed in touched, or (dense) hit in [lo, n_c) */
         for (Py_ssize_t t = 0, c = lo - 1;;) {

@@ -595,3 +595,58 @@ def test_whole_rows_come_best_first_through_ties_and_zeros(monkeypatch, k):
             (o, s, np.signbit(s)) for o, s in expected], g
     best = [s for row in rows.values() for _, s in row]
     assert 0.0 in best and 1e-200 in best and -1.0 in best  # the cases were there
+
+
+@pytest.mark.parametrize("zero_free", [0, 1])
+@pytest.mark.parametrize("weights", ["sampled columns best", "ties", "random"])
+@pytest.mark.parametrize("mode", [0, 1, 2, 3])
+@pytest.mark.parametrize("k", [20, 40])
+def test_a_dense_rows_first_floor_keeps_the_same_best(k, mode, weights, zero_free):
+    # at k >= 20 a dense row starts with a floor read from an evenly spaced
+    # sample of its sums, where at least k of them are not below it: the same
+    # best (ties at the floor included) and counts as keeping every sum and
+    # selecting after.  "sampled columns best": the sampled columns (every
+    # 10th of 2,560 where a row's columns start at 0) hold the best sums, so
+    # the sample's score is above all but a few others and no floor is kept
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    rng = np.random.default_rng(k + mode)
+    n = 2560
+    if weights == "sampled columns best":
+        w = np.where(np.arange(n) % 10 == 0, 10.0, 1.0) + rng.random(n) * 1e-3
+    elif weights == "ties":
+        w = rng.integers(1, 4, n).astype(float)
+    else:
+        w = rng.random(n) + 1e-3
+    # every row holds feature 0 (a heavy feature: every pair is a candidate,
+    # the rows dense) and a few light ones
+    dense = np.zeros((n, 40))
+    dense[:, 0] = w
+    light = rng.random((n, 39)) < 0.05
+    dense[:, 1:] = light * rng.random((n, 39))
+    A = sp.csr_matrix(dense)
+    A.sort_indices()
+    a = mrjobs.pairs.kernel._csr_arrays(A)
+    b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
+
+    rows = 60  # (the first rows: their columns start at 0 or near)
+
+    def run(top):
+        counts = np.zeros(4, np.int64)
+        g, o, s = c.pair_topk(*a, *b, n, 0, rows, mode, top, 0, -np.inf, np.inf, False, 1, 3,
+                              *_kept(n, 3), False, counts, zero_free)
+        best = {}
+        for g, o, s in zip(*(np.frombuffer(x, t).tolist()
+                             for x, t in ((g, np.int64), (o, np.int64), (s, np.float64)))):
+            best.setdefault(g, []).append((o, s))
+        return best, counts.tolist()
+
+    got, counts = run(k)
+    every, counts_every = run(n + 1)
+    assert counts == counts_every
+    assert sorted(got) == sorted(every) == list(range(rows))
+    for g, row in every.items():
+        best = sorted(row, key=lambda e: (-e[1], e[0]))[:k]
+        assert sorted(got[g]) == sorted(best), g
+        if mode == 3:  # whole rows: best first
+            assert got[g] == best, g
+    assert max(map(len, got.values())) == k
