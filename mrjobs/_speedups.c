@@ -1206,6 +1206,67 @@ first_floor(const double *restrict acc, const unsigned char *restrict hit, Py_ss
     return n >= k ? p : -HUGE_VAL;
 }
 
+/* The dense scan in one pass, where a first floor leaves few loud columns
+ * (pair_topk): the hit columns in [c, to) that are not quiet under the
+ * floors as they stand (rf, and floor's where there is one) listed in idx
+ * in order, their number returned; the quiet hit ones counted in *hits.  8
+ * columns a step, as next_loud; a step that holds a loud column is listed
+ * without a branch.  Floors only rise, so a column quiet now stays quiet;
+ * the listed ones are tested again as they come. */
+VECTOR_CLONES static Py_ssize_t
+loud_columns(const double *restrict acc, const unsigned char *restrict hit,
+             const double *restrict floor, Py_ssize_t c, Py_ssize_t to, double rf, double ql,
+             double qh, int32_t *restrict idx, int64_t *hits)
+{
+    Py_ssize_t m = 0;
+    int64_t n = 0;
+#if defined(__GNUC__)
+    const v4d vrf = V4(rf), vql = V4(ql), vqh = V4(qh);
+    for (; c + 8 <= to; c += 8) {
+        v4d x0, x1, f0 = V4(HUGE_VAL), f1 = V4(HUGE_VAL);
+        memcpy(&x0, acc + c, sizeof(x0));
+        memcpy(&x1, acc + c + 4, sizeof(x1));
+        if (floor) {
+            memcpy(&f0, floor + c, sizeof(f0));
+            memcpy(&f1, floor + c + 4, sizeof(f1));
+        }
+        v4l q = ((x0 < vrf) & (x0 >= vql) & (x0 <= vqh) & (x0 < f0))
+                & ((x1 < vrf) & (x1 >= vql) & (x1 <= vqh) & (x1 < f1));
+        if (q[0] & q[1] & q[2] & q[3]) {  /* all quiet: the hits counted */
+            if (hit) {
+                uint64_t h;
+                memcpy(&h, hit + c, sizeof(h));
+                n += __builtin_popcountll(h);
+            }
+            else {
+                v4l z = (x0 != V4(0.0)) + (x1 != V4(0.0));
+                n -= z[0] + z[1] + z[2] + z[3];
+            }
+            continue;
+        }
+        for (int i = 0; i < 8; i++) {
+            double x = acc[c + i];
+            int is_hit = hit ? hit[c + i] != 0 : x != 0.0;
+            int is_quiet = (x < rf) & (x >= ql) & (x <= qh) & (x < (floor ? floor[c + i] : HUGE_VAL));
+            idx[m] = (int32_t)(c + i);
+            m += is_hit & !is_quiet;
+            n += is_hit & is_quiet;
+        }
+    }
+#endif
+    for (; c < to; c++) {
+        double x = acc[c];
+        if (hit ? !hit[c] : x == 0.0)
+            continue;
+        if (quiet(x, rf, ql, qh, floor ? floor[c] : HUGE_VAL))
+            n++;
+        else
+            idx[m++] = (int32_t)c;
+    }
+    *hits += n;
+    return m;
+}
+
 /* The heavy features' dense rows (w->heavy, H, P), up to HEAVY_BYTES; a
  * feature with an index out of range or a column twice is left out (its
  * walk finds the index).  0, or -1 when out of memory. */
@@ -1488,6 +1549,14 @@ pair_topk(PyObject *self, PyObject *args)
         double rfloor = dense && k_r >= FIRST_FLOOR_K
                             ? first_floor(acc, hit, lo, n_c, k_r, quiet_lo, quiet_hi)
                             : -HUGE_VAL;
+        if (dense && rfloor > -HUGE_VAL) {  /* few loud columns: listed, then walked */
+            int64_t quiet = 0;
+            nt = loud_columns(acc, hit, mirror ? floor : NULL, lo, n_c, rfloor, quiet_lo,
+                              quiet_hi, w.touched, &quiet);
+            n += quiet;
+            scored += quiet;
+            dense = 0;
+        }
         Py_ssize_t loud = lo - 1;  /* the last column that was not quiet */
         /* the row's columns: listed in touched, or (dense) hit in [lo, n_c) */
         for (Py_ssize_t t = 0, c = lo - 1;;) {
