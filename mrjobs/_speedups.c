@@ -1230,28 +1230,31 @@ loud_columns(const double *restrict acc, const unsigned char *restrict hit,
             memcpy(&f0, floor + c, sizeof(f0));
             memcpy(&f1, floor + c + 4, sizeof(f1));
         }
-        v4l q = ((x0 < vrf) & (x0 >= vql) & (x0 <= vqh) & (x0 < f0))
-                & ((x1 < vrf) & (x1 >= vql) & (x1 <= vqh) & (x1 < f1));
-        if (q[0] & q[1] & q[2] & q[3]) {  /* all quiet: the hits counted */
-            if (hit) {
-                uint64_t h;
-                memcpy(&h, hit + c, sizeof(h));
-                n += __builtin_popcountll(h);
-            }
-            else {
-                v4l z = (x0 != V4(0.0)) + (x1 != V4(0.0));
-                n -= z[0] + z[1] + z[2] + z[3];
-            }
-            continue;
+        v4l q0 = (x0 < vrf) & (x0 >= vql) & (x0 <= vqh) & (x0 < f0);
+        v4l q1 = (x1 < vrf) & (x1 >= vql) & (x1 <= vqh) & (x1 < f1);
+        unsigned quiet = 0, hits;  /* a bit a column */
+        for (int i = 0; i < 4; i++)
+            quiet |= (unsigned)(q0[i] & 1) << i | (unsigned)(q1[i] & 1) << (i + 4);
+        if (hit) {  /* hit bytes of 0 or 1, little-endian: byte i to bit i */
+            uint64_t h;
+            memcpy(&h, hit + c, sizeof(h));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            hits = (unsigned)((h * 0x0102040810204080ULL) >> 56);
+#else
+            hits = 0;
+            for (int i = 0; i < 8; i++)
+                hits |= (unsigned)(hit[c + i] != 0) << i;
+#endif
         }
-        for (int i = 0; i < 8; i++) {
-            double x = acc[c + i];
-            int is_hit = hit ? hit[c + i] != 0 : x != 0.0;
-            int is_quiet = (x < rf) & (x >= ql) & (x <= qh) & (x < (floor ? floor[c + i] : HUGE_VAL));
-            idx[m] = (int32_t)(c + i);
-            m += is_hit & !is_quiet;
-            n += is_hit & is_quiet;
+        else {
+            v4l z0 = x0 != V4(0.0), z1 = x1 != V4(0.0);
+            hits = 0;
+            for (int i = 0; i < 4; i++)
+                hits |= (unsigned)(z0[i] & 1) << i | (unsigned)(z1[i] & 1) << (i + 4);
         }
+        n += __builtin_popcount(hits & quiet);
+        for (unsigned loud = hits & ~quiet & 255u; loud; loud &= loud - 1)
+            idx[m++] = (int32_t)(c + __builtin_ctz(loud));
     }
 #endif
     for (; c < to; c++) {
