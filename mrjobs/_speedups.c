@@ -2128,15 +2128,33 @@ repr_floats(PyObject *self, PyObject *arg)
 }
 
 /*
- * neighbours_json(ids, scores d) -> bytes or None
+ * neighbours_json(ids, scores d[, key]) -> bytes or None
  *
  * The body of a JSON output line: '"<uuid>": <score>' for each neighbour,
  * joined by ", " -- the bytes json.dumps writes for a dict of UUID strings
  * to floats (lower-case hex, 8-4-4-4-12; each score as repr(float) writes
- * it, by the same CPython function).  ids: 16 bytes a neighbour.  None when
- * a score is not finite or an id repeats: json.dumps of a dict does other
- * things there, which the caller does.
+ * it, by the same CPython function).  ids: 16 bytes a neighbour.  With key
+ * (16 bytes), the whole line: '"<key's uuid>" TAB {' body '}', written in
+ * one buffer (a line at --top-k 1000 is ~60 kB: no copies of it).  None
+ * when a score is not finite or an id repeats: json.dumps of a dict does
+ * other things there, which the caller does.
  */
+
+/* '"<uuid>"' of 16 id bytes at w (38 bytes); the end */
+static inline char *
+quoted_hex_uuid(const unsigned char *id, char *w)
+{
+    static const char hex[] = "0123456789abcdef";
+    *w++ = '"';
+    for (int b = 0; b < 16; b++) {
+        if (b == 4 || b == 6 || b == 8 || b == 10)
+            *w++ = '-';
+        *w++ = hex[id[b] >> 4];
+        *w++ = hex[id[b] & 15];
+    }
+    *w++ = '"';
+    return w;
+}
 
 /* True if two of the n 16-byte ids are equal (an open-addressing set). */
 static int
@@ -2185,8 +2203,14 @@ static PyObject *
 neighbours_json(PyObject *self, PyObject *args)
 {
     PyObject *ids_obj, *scores_obj;
-    if (!PyArg_ParseTuple(args, "OO", &ids_obj, &scores_obj))
+    const char *key = NULL;
+    Py_ssize_t key_len = 0;
+    if (!PyArg_ParseTuple(args, "OO|y#", &ids_obj, &scores_obj, &key, &key_len))
         return NULL;
+    if (key && key_len != 16) {
+        PyErr_SetString(PyExc_ValueError, "neighbours_json: a key of 16 bytes expected");
+        return NULL;
+    }
     Py_buffer ids;
     if (PyObject_GetBuffer(ids_obj, &ids, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
@@ -2217,40 +2241,39 @@ neighbours_json(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    /* '"' 36 '"' ": " score ", ": 42 bytes and the score (repr: at most 24) */
-    Py_ssize_t size = n * 72;
-    char *out = PyMem_Malloc(size ? size : 1), *w = out;
-    if (!out) {
-        PyErr_NoMemory();
+    /* '"' 36 '"' ": " score ", ": 42 bytes and the score (repr: at most 24);
+     * the key's '"' 36 '"' TAB '{' and the '}': 41 */
+    Py_ssize_t size = n * 72 + (key ? 41 : 0);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, size ? size : 1);
+    if (!out)
         goto done;
-    }
-    static const char hex[] = "0123456789abcdef";
+    char *w = PyBytes_AS_STRING(out), *start = w;
     const unsigned char *id = ids.buf;
     const double *v = F64P(sc);
+    if (key) {
+        w = quoted_hex_uuid((const unsigned char *)key, w);
+        *w++ = '\t';
+        *w++ = '{';
+    }
     for (Py_ssize_t i = 0; i < n; i++, id += 16) {
         if (i) {
             *w++ = ',';
             *w++ = ' ';
         }
-        *w++ = '"';
-        for (int b = 0; b < 16; b++) {
-            if (b == 4 || b == 6 || b == 8 || b == 10)
-                *w++ = '-';
-            *w++ = hex[id[b] >> 4];
-            *w++ = hex[id[b] & 15];
-        }
-        *w++ = '"';
+        w = quoted_hex_uuid(id, w);
         *w++ = ':';
         *w++ = ' ';
         int len = format_score(v[i], w);
         if (len < 0) {
-            PyMem_Free(out);
+            Py_DECREF(out);
             goto done;
         }
         w += len;
     }
-    result = PyBytes_FromStringAndSize(out, w - out);
-    PyMem_Free(out);
+    if (key)
+        *w++ = '}';
+    if (_PyBytes_Resize(&out, w - start) == 0)
+        result = out;  /* (else out is gone and the error set) */
 done:
     PyBuffer_Release(&ids);
     release(&sc, 1);
@@ -2564,7 +2587,8 @@ parse_json_sorted(PyObject *self, PyObject *arg)
 
 static PyMethodDef methods[] = {
     {"neighbours_json", neighbours_json, METH_VARARGS,
-     "neighbours_json(ids, scores) -> the JSON body of an output line's neighbours."},
+     "neighbours_json(ids, scores[, key]) -> the JSON body of an output line's neighbours "
+     "(with key: the whole line)."},
     {"dots", dots, METH_VARARGS,
      "dots(a_indptr, a_indices, a_data, bt_indptr, bt_indices, bt_data, n_c, r0, r1, mode, "
      "out_r, out_c, out_d) -> pairs written, or -1 if they do not fit."},

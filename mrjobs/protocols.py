@@ -195,10 +195,11 @@ class NeighboursJSONProtocol:
     def write(self, key, value):
         if _c.C is not None:
             # the fast path below, in C; None where it does not apply
-            body = _c.C.neighbours_json(np.ascontiguousarray(value.ids),
-                                        np.ascontiguousarray(value.values, dtype=np.float64))
-            if body is not None:
-                return b'"%s"\t{%s}' % (_uuid_str(key).encode(), body)
+            line = _c.C.neighbours_json(np.ascontiguousarray(value.ids),
+                                        np.ascontiguousarray(value.values, dtype=np.float64),
+                                        key)
+            if line is not None:
+                return line
         names = _quoted_uuids(value.ids)
         scores = value.values.tolist()
         if len(set(names)) != len(names) or not np.isfinite(value.values).all():

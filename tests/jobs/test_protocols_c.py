@@ -18,8 +18,7 @@ pytestmark = pytest.mark.asan
 c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
 
 
-def _both(ids, scores, monkeypatch):
-    key = uuid.UUID(int=7).bytes
+def _both(ids, scores, monkeypatch, key=uuid.UUID(int=7).bytes):
     stripe = Stripe(np.array(ids, "S16"), np.array(scores, np.float64))
     monkeypatch.setattr(mrjobs.protocols._c, "C", c)
     fast = NeighboursJSONProtocol().write(key, stripe)
@@ -30,16 +29,19 @@ def _both(ids, scores, monkeypatch):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.binary(min_size=16, max_size=16),
-                          st.floats(allow_nan=True, allow_infinity=True)), max_size=40))
-def test_c_and_python_write_the_same_bytes(entries):
+                          st.floats(allow_nan=True, allow_infinity=True)), max_size=40),
+       st.binary(min_size=16, max_size=16))
+def test_c_and_python_write_the_same_bytes(entries, key):
+    # (the C path writes the whole line, the key's UUID too, in one buffer)
     with pytest.MonkeyPatch.context() as mp:
         ids = [i for i, _ in entries]
         scores = [s for _, s in entries]
         if all(np.isfinite(scores)) and len(set(ids)) == len(ids):
-            fast, slow = _both(ids, scores, mp)
+            fast, slow = _both(ids, scores, mp, key)
             assert fast == slow
-            body = json.loads(fast.split(b"\t", 1)[1])
-            assert body == {str(uuid.UUID(bytes=i)): s for i, s in entries}
+            head, body = fast.split(b"\t", 1)
+            assert json.loads(head) == str(uuid.UUID(bytes=key))
+            assert json.loads(body) == {str(uuid.UUID(bytes=i)): s for i, s in entries}
         else:  # what json.dumps of a dict does: the last score of an id, NaN refused
             last = dict(zip(ids, scores))
             if all(np.isfinite(list(last.values()))):
@@ -60,8 +62,16 @@ def test_c_leaves_repeats_and_non_finite_scores_to_the_caller():
         b'"00000000-0000-0000-0000-000000000001": 1.0, '
         b'"00000000-0000-0000-0000-000000000002": 2.0')
     assert c.neighbours_json(ids[:0], np.empty(0)) == b""
+    assert c.neighbours_json(ids[:1], np.array([0.5]), uuid.UUID(int=255).bytes) == (
+        b'"00000000-0000-0000-0000-0000000000ff"\t'
+        b'{"00000000-0000-0000-0000-000000000001": 0.5}')
+    assert c.neighbours_json(ids[:0], np.empty(0), bytes(16)) == (
+        b'"00000000-0000-0000-0000-000000000000"\t{}')
+    assert c.neighbours_json(ids[[0, 0]], np.array([1.0, 2.0]), bytes(16)) is None
     with pytest.raises(ValueError, match="16 id bytes a score"):
         c.neighbours_json(ids, np.array([1.0]))
+    with pytest.raises(ValueError, match="a key of 16 bytes"):
+        c.neighbours_json(ids, np.array([1.0, 2.0]), bytes(15))
 
 
 def test_strided_stripes_are_written_as_the_python_twin_writes_them(monkeypatch):
