@@ -170,10 +170,15 @@ def dot_bounds(A, summary):
     """
     absA = A.copy()
     absA.data = np.abs(absA.data)
-    U = (absA @ summary.T).toarray()
+    U = (absA @ summary.T).toarray().astype(np.float64, copy=False)
     n = np.diff(A.indptr).astype(np.float64)[:, None]
     with np.errstate(over="ignore"):
-        return U * (1.0 + n * DOT_SLACK) + n * DOT_TINY
+        # in place (the same operations, a product then a sum: the same
+        # bits): a bound matrix is rows x groups, and each temporary one is
+        # memory the system zeroes first
+        U *= 1.0 + n * DOT_SLACK
+        U += n * DOT_TINY
+        return U
 
 
 def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
@@ -227,16 +232,28 @@ def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
     d = np.asarray(dub, dtype=np.float64)
     with np.errstate(all="ignore"):
         # the measure's own bound (its registry entry, mrjobs.measures)
-        return _slackened(measures.get(measure).bound(d, row_stats, lo, hi))
+        s = measures.get(measure).bound(d, row_stats, lo, hi)
+        return _slackened(s, mine=not np.shares_memory(s, dub))
 
 
-def _slackened(s):
+def _slackened(s, mine=False):
     """A score bound raised by :data:`SCORE_SLACK`; a bound that is not a
     number bounds nothing and keeps its cell live (NaN compares False with
-    every floor, which would kill it)."""
+    every floor, which would kill it).  ``mine``: ``s`` may be changed in
+    place (the same operations and bits, without a temporary matrix each).
+
+    >>> _slackened(np.array([np.nan, np.inf, 1.0, -2.0]))[:2].tolist()
+    [inf, inf]
+    """
     with np.errstate(all="ignore"):
-        s = np.where(np.isnan(s), np.inf, s)
-        return s + SCORE_SLACK * np.abs(np.where(np.isfinite(s), s, 0.0))
+        s = (np.asarray(s, dtype=np.float64) if mine
+             else np.array(s, dtype=np.float64))
+        np.copyto(s, np.inf, where=np.isnan(s))
+        slack = np.abs(s)
+        slack[~np.isfinite(slack)] = 0.0
+        slack *= SCORE_SLACK
+        s += slack
+        return s
 
 
 def group_floor(floor, groups, n_groups):
