@@ -1184,12 +1184,13 @@ VECTOR_CLONES static double
 first_floor(const double *restrict acc, const unsigned char *restrict hit, Py_ssize_t lo,
             Py_ssize_t to, Py_ssize_t k, double ql, double qh)
 {
-    Py_ssize_t span = to - lo, rank = (k + k / 2) * FLOOR_SAMPLE / (span > 0 ? span : 1);
+    Py_ssize_t span = to - lo;  /* (64-bit products: no overflow where Py_ssize_t is 32) */
+    int64_t rank = ((int64_t)k + k / 2) * FLOOR_SAMPLE / (span > 0 ? span : 1);
     if (span < FLOOR_SAMPLE || rank >= FLOOR_SAMPLE / 2)
         return -HUGE_VAL;  /* few columns, or most of them among the best */
     double smp[FLOOR_SAMPLE];
     for (Py_ssize_t i = 0; i < FLOOR_SAMPLE; i++) {
-        Py_ssize_t c = lo + i * span / FLOOR_SAMPLE;
+        Py_ssize_t c = lo + (Py_ssize_t)((int64_t)i * span / FLOOR_SAMPLE);
         double x = acc[c];
         smp[i] = (hit ? hit[c] : x != 0.0) && x >= ql && x <= qh ? x : -HUGE_VAL;
     }
