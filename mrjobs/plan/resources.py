@@ -9,6 +9,9 @@ measured on this machine by ``--calibrate`` (:mod:`mrjobs.plan.runs`);
 """
 import numpy as np
 
+from mrjobs.strategies.sizing import (CHUNK_BYTES_PER_ENTRY, PAIR_BYTES_PER_ENTRY,
+                                      TASK_BASE_BYTES)
+
 __all__ = ["DEFAULTS", "constants", "temp_disk_bytes", "memory_by_kind", "times",
            "prune_estimate"]
 
@@ -25,7 +28,8 @@ __all__ = ["DEFAULTS", "constants", "temp_disk_bytes", "memory_by_kind", "times"
 #: ``rss_launcher`` the launcher process;
 #: ``par`` the parallel share of a step's CPU (the rest, the sort and
 #: the launcher's split of the sorted input, runs on one core).
-DEFAULTS = {"rss_base": 43e6, "rss_entry": 100.0, "rss_chunk": 48.0, "rss_buffer": 150.0,
+DEFAULTS = {"rss_base": TASK_BASE_BYTES, "rss_entry": PAIR_BYTES_PER_ENTRY,
+            "rss_chunk": CHUNK_BYTES_PER_ENTRY, "rss_buffer": 150.0,
             "rss_sort": 1.0, "rss_launcher": 60e6, "par": 0.85}
 
 

@@ -13,7 +13,8 @@ import os
 __all__ = ["default_blocks", "reducers", "cores", "estimate_blocks", "pair_memory_bytes", "df_cut_form",
            "rows_outweigh", "vector_entries", "ROWS_OVER_INPUT",
            "DF_CUT_FORMS", "DEFAULT_BLOCK_ENTRIES", "INPUT_BYTES_PER_ENTRY", "COMPACT_BYTES_PER_ENTRY",
-           "bytes_per_entry", "MAX_BLOCKS", "WHOLE_ROWS_MAX_ENTRIES", "TRIANGLE_MAX_ENTRIES",
+           "bytes_per_entry", "MAX_BLOCKS", "TASK_BASE_BYTES", "PAIR_BYTES_PER_ENTRY",
+           "CHUNK_BYTES_PER_ENTRY", "WHOLE_ROWS_MAX_ENTRIES", "TRIANGLE_MAX_ENTRIES",
            "one_block_pays",
            "whole_rows"]
 
@@ -170,14 +171,35 @@ def estimate_blocks(entries, reducers=1, block_entries=DEFAULT_BLOCK_ENTRIES, to
     return b
 
 
+#: a block-pair reducer's peak: a task process's own memory (Python, numpy,
+#: scipy, the job), bytes per entry of the blocks it holds (the decoded
+#: records, the CSR matrices, the kernel's work), bytes per
+#: ``--buffer-entries`` of a chunk of products -- ``python -m mrjobs.plan``'s
+#: defaults (``rss_base``, ``rss_entry``, ``rss_chunk`` of
+#: :data:`mrjobs.plan.resources.DEFAULTS`), measured on this project's
+#: machine.  Against the bench's runs (2 cores, local runner; 10**6 bytes):
+#: 205 MB for 20,000 Zipf vectors in one block (220 MB measured; 347 MB at
+#: --top-k 1000, whose threads hold more chunks of output), 375 MB for
+#: 50,000 (465 MB), 434 MB for 20,000 text documents in 3 blocks (441 MB).
+TASK_BASE_BYTES = 43e6
+PAIR_BYTES_PER_ENTRY = 100.0
+CHUNK_BYTES_PER_ENTRY = 48.0
+
+
 def pair_memory_bytes(entries, blocks, buffer_entries):
-    """Estimated peak bytes of one block-pair reducer (see the module doc)."""
-    per_block = entries / max(blocks, 1)
-    # two blocks as decoded records + CSR copies (id 16 + weight 8 + index 4 + CSR 12)
-    held = 2 * per_block * 40
-    # one chunk of products: scipy's result + COO rows, cols, scores, sort keys
-    chunk = buffer_entries * 48
-    return int(held + chunk)
+    """Estimated peak bytes of one block-pair reducer: :data:`TASK_BASE_BYTES`,
+    :data:`PAIR_BYTES_PER_ENTRY` an entry of the two blocks of a pair (of
+    ``entries`` over ``blocks`` blocks; one block holds them all once) and
+    :data:`CHUNK_BYTES_PER_ENTRY` a ``buffer_entries`` of a chunk.
+
+    >>> pair_memory_bytes(1_000_000, 1, 1_000_000) // 10**6
+    191
+    >>> pair_memory_bytes(3_000_000, 3, 1_000_000) // 10**6
+    291
+    """
+    held = entries * (2.0 / blocks if blocks > 1 else 1.0)
+    return int(TASK_BASE_BYTES + PAIR_BYTES_PER_ENTRY * held
+               + CHUNK_BYTES_PER_ENTRY * buffer_entries)
 
 
 #: the most threads ``--pair-threads`` takes by default (each holds a chunk's
