@@ -2244,7 +2244,11 @@ neighbours_json(PyObject *self, PyObject *args)
     }
     /* '"' 36 '"' ": " score ", ": 42 bytes and the score (repr: at most 24);
      * the key's '"' 36 '"' TAB '{' and the '}': 41 */
-    Py_ssize_t size = n * 72 + (key ? 41 : 0);
+    Py_ssize_t size = size_add(n * 72, key ? 41 : 0);  /* (n * 72 checked above) */
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "neighbours_json: too many neighbours");
+        goto done;
+    }
     PyObject *out = PyBytes_FromStringAndSize(NULL, size ? size : 1);
     if (!out)
         goto done;
