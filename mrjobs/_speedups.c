@@ -1123,6 +1123,25 @@ quiet(double x, double rf, double ql, double qh, double f)
 typedef double v4d __attribute__((vector_size(32)));
 typedef int64_t v4l __attribute__((vector_size(32)));
 #define V4(x) ((v4d){(x), (x), (x), (x)})
+
+/* The quiet tests of the 8 sums from column c (next_loud, loud_columns):
+ * the sums in x0, x1, and a lane of -1 in q0, q1 where the sum is below the
+ * row's floor rf and its column's (floor: none where NULL), and within
+ * [ql, qh] */
+static inline __attribute__((always_inline)) void
+quiet_eight(const double *restrict acc, const double *restrict floor, Py_ssize_t c,
+            double rf, double ql, double qh, v4d *x0, v4d *x1, v4l *q0, v4l *q1)
+{
+    v4d f0 = V4(HUGE_VAL), f1 = V4(HUGE_VAL);
+    memcpy(x0, acc + c, sizeof(*x0));
+    memcpy(x1, acc + c + 4, sizeof(*x1));
+    if (floor) {
+        memcpy(&f0, floor + c, sizeof(f0));
+        memcpy(&f1, floor + c + 4, sizeof(f1));
+    }
+    *q0 = (*x0 < V4(rf)) & (*x0 >= V4(ql)) & (*x0 <= V4(qh)) & (*x0 < f0);
+    *q1 = (*x1 < V4(rf)) & (*x1 >= V4(ql)) & (*x1 <= V4(qh)) & (*x1 < f1);
+}
 #endif
 VECTOR_CLONES static Py_ssize_t
 next_loud(const double *restrict acc, const unsigned char *restrict hit,
@@ -1131,17 +1150,11 @@ next_loud(const double *restrict acc, const unsigned char *restrict hit,
 {
     int64_t n = 0;
 #if defined(__GNUC__)
-    const v4d vrf = V4(rf), vql = V4(ql), vqh = V4(qh);
     for (; c + 8 <= to; c += 8) {
-        v4d x0, x1, f0 = V4(HUGE_VAL), f1 = V4(HUGE_VAL);
-        memcpy(&x0, acc + c, sizeof(x0));
-        memcpy(&x1, acc + c + 4, sizeof(x1));
-        if (floor) {
-            memcpy(&f0, floor + c, sizeof(f0));
-            memcpy(&f1, floor + c + 4, sizeof(f1));
-        }
-        v4l q = ((x0 < vrf) & (x0 >= vql) & (x0 <= vqh) & (x0 < f0))
-                & ((x1 < vrf) & (x1 >= vql) & (x1 <= vqh) & (x1 < f1));
+        v4d x0, x1;
+        v4l q0, q1;
+        quiet_eight(acc, floor, c, rf, ql, qh, &x0, &x1, &q0, &q1);
+        v4l q = q0 & q1;
         if (!(q[0] & q[1] & q[2] & q[3]))
             break;
         if (hit) {
@@ -1222,17 +1235,10 @@ loud_columns(const double *restrict acc, const unsigned char *restrict hit,
     Py_ssize_t m = 0;
     int64_t n = 0;
 #if defined(__GNUC__)
-    const v4d vrf = V4(rf), vql = V4(ql), vqh = V4(qh);
     for (; c + 8 <= to; c += 8) {
-        v4d x0, x1, f0 = V4(HUGE_VAL), f1 = V4(HUGE_VAL);
-        memcpy(&x0, acc + c, sizeof(x0));
-        memcpy(&x1, acc + c + 4, sizeof(x1));
-        if (floor) {
-            memcpy(&f0, floor + c, sizeof(f0));
-            memcpy(&f1, floor + c + 4, sizeof(f1));
-        }
-        v4l q0 = (x0 < vrf) & (x0 >= vql) & (x0 <= vqh) & (x0 < f0);
-        v4l q1 = (x1 < vrf) & (x1 >= vql) & (x1 <= vqh) & (x1 < f1);
+        v4d x0, x1;
+        v4l q0, q1;
+        quiet_eight(acc, floor, c, rf, ql, qh, &x0, &x1, &q0, &q1);
         unsigned quiet = 0, hits;  /* a bit a column */
         for (int i = 0; i < 4; i++)
             quiet |= (unsigned)(q0[i] & 1) << i | (unsigned)(q1[i] & 1) << (i + 4);
