@@ -193,18 +193,14 @@ class NeighboursJSONProtocol:
         return key, value
 
     def write(self, key, value):
-        if _c.C is not None:
-            # the fast path below, in C; None where it does not apply
-            ids = np.ascontiguousarray(value.ids)
-            values = np.ascontiguousarray(value.values, dtype=np.float64)
-            if isinstance(key, bytes) and len(key) == 16:  # the whole line, in one buffer
-                line = _c.C.neighbours_json(ids, values, key)
-                if line is not None:
-                    return line
-            else:  # (another key: as uuid.UUID(bytes=key) takes it, or refuses it)
-                body = _c.C.neighbours_json(ids, values)
-                if body is not None:
-                    return b'"%s"\t{%s}' % (_uuid_str(key).encode(), body)
+        if _c.C is not None and isinstance(key, bytes) and len(key) == 16:
+            # the whole line below, in C, in one buffer; None where it does not
+            # apply (another key goes the Python way, which takes or refuses it)
+            line = _c.C.neighbours_json(np.ascontiguousarray(value.ids),
+                                        np.ascontiguousarray(value.values, dtype=np.float64),
+                                        key)
+            if line is not None:
+                return line
         names = _quoted_uuids(value.ids)
         scores = value.values.tolist()
         if len(set(names)) != len(names) or not np.isfinite(value.values).all():
