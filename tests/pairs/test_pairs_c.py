@@ -597,17 +597,34 @@ def test_whole_rows_come_best_first_through_ties_and_zeros(monkeypatch, k):
     assert 0.0 in best and 1e-200 in best and -1.0 in best  # the cases were there
 
 
-@pytest.mark.parametrize("zero_free", [0, 1])
-@pytest.mark.parametrize("weights", ["sampled columns best", "ties", "random"])
-@pytest.mark.parametrize("mode", [0, 1, 2, 3])
+@pytest.fixture(params=[True, False], ids=["avx2", "plain"])
+def simd(request):
+    """The C kernels with their AVX2 paths on (where the processor has AVX2)
+    and off; restored after the test."""
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    before = c.avx2()
+    c.avx2(request.param)
+    yield request.param
+    c.avx2(before)
+
+
+@pytest.mark.parametrize("weights,zero_free", [
+    (w, z) for w in ("sampled columns best", "ties", "random") for z in (0, 1)]
+    + [("signed, not finite", 0)])  # (zero_free only where every weight is finite)
+@pytest.mark.parametrize("mode,mirror", [(0, False), (1, False), (2, False), (3, False),
+                                         (1, True), (2, True)])
 @pytest.mark.parametrize("k", [20, 40])
-def test_a_dense_rows_first_floor_keeps_the_same_best(k, mode, weights, zero_free):
+def test_a_dense_rows_first_floor_keeps_the_same_best(k, mode, mirror, weights, zero_free,
+                                                       simd):
     # at k >= 20 a dense row starts with a floor read from an evenly spaced
-    # sample of its sums, where at least k of them are not below it: the same
-    # best (ties at the floor included) and counts as keeping every sum and
-    # selecting after.  "sampled columns best": the sampled columns (every
-    # 10th of 2,560 where a row's columns start at 0) hold the best sums, so
-    # the sample's score is above all but a few others and no floor is kept
+    # sample of its sums, where at least k of them are not below it, and its
+    # loud columns are listed under the row's floor and (mirror) the
+    # columns' own: the same best (ties at the floor included) and counts as
+    # keeping every sum and selecting after.  "sampled columns best": the
+    # sampled columns (every 10th of 2,560 where a row's columns start at 0)
+    # hold the best sums, so the sample's score is above all but a few
+    # others and no floor is kept.  "signed, not finite": sums of both
+    # signs, infinite and NaN ones among them (dropped and counted)
     c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
     rng = np.random.default_rng(k + mode)
     n = 2560
@@ -615,8 +632,11 @@ def test_a_dense_rows_first_floor_keeps_the_same_best(k, mode, weights, zero_fre
         w = np.where(np.arange(n) % 10 == 0, 10.0, 1.0) + rng.random(n) * 1e-3
     elif weights == "ties":
         w = rng.integers(1, 4, n).astype(float)
-    else:
+    elif weights == "random":
         w = rng.random(n) + 1e-3
+    else:
+        w = rng.standard_normal(n)
+        w[rng.choice(n, 12, replace=False)] = [np.inf, -np.inf, np.nan] * 4
     # every row holds feature 0 (a heavy feature: every pair is a candidate,
     # the rows dense) and a few light ones
     dense = np.zeros((n, 40))
@@ -629,11 +649,15 @@ def test_a_dense_rows_first_floor_keeps_the_same_best(k, mode, weights, zero_fre
     b = mrjobs.pairs.kernel._csr_arrays(A.T.tocsr())
 
     rows = 60  # (the first rows: their columns start at 0 or near)
+    # with mirror, each column keeps its k best (the same offers in both runs:
+    # a column's are those not below its floor) and a row takes its column's in
+    cap = k + max(k // 2, 8) if mirror else 3
 
     def run(top):
         counts = np.zeros(4, np.int64)
-        g, o, s = c.pair_topk(*a, *b, n, 0, rows, mode, top, 0, -np.inf, np.inf, False, 1, 3,
-                              *_kept(n, 3), False, counts, zero_free)
+        g, o, s = c.pair_topk(*a, *b, n, 0, rows, mode, top, 0, -np.inf, np.inf, mirror,
+                              k if mirror else 1, cap, *_kept(n, cap), mirror, counts,
+                              zero_free)
         best = {}
         for g, o, s in zip(*(np.frombuffer(x, t).tolist()
                              for x, t in ((g, np.int64), (o, np.int64), (s, np.float64)))):
@@ -643,7 +667,11 @@ def test_a_dense_rows_first_floor_keeps_the_same_best(k, mode, weights, zero_fre
     got, counts = run(k)
     every, counts_every = run(n + 1)
     assert counts == counts_every
-    assert sorted(got) == sorted(every) == list(range(rows))
+    assert sorted(got) == sorted(every)
+    if weights == "signed, not finite":
+        assert counts[1] > 0  # (the sums that are not finite: met and counted)
+    else:  # (a row of a NaN weight has no finite sum: no best)
+        assert sorted(got) == list(range(rows))
     for g, row in every.items():
         best = sorted(row, key=lambda e: (-e[1], e[0]))[:k]
         assert sorted(got[g]) == sorted(best), g
