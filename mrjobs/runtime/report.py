@@ -5,6 +5,8 @@ import glob
 import logging
 import os
 import shutil
+import stat
+import sys
 
 from mrjobs.runtime.errors import TASK_FAILED
 
@@ -83,10 +85,16 @@ def write_output(runner, stream):
     the kernel (``os.sendfile``) where ``stream`` has a file descriptor (the
     output of a top-1000 run is a gigabyte: line by line through Python, its
     copy to stdout took 1.0-1.7 s, by the kernel 0.3-0.4 s); anything else
-    as mrjob's ``cat`` reads it."""
+    as mrjob's ``cat`` reads it.  Where the part files are the run's own
+    temporary files, which its cleanup removes (:func:`_consumable`), and
+    stdout is a file, each piece sent is freed at once (:func:`_free_range`):
+    the temporary output is then never written back to the disk, nor held in
+    memory beside its copy (the top-1000 run's copy to a file, 5 runs
+    alternated: 1.4-2.1 s kept whole, 0.5-1.3 s freed as it went)."""
     local = getattr(runner, "alias", None) in ("inline", "local")
+    consume = local and _consumable(runner)
     for path in output_paths(runner):
-        if local and not path.endswith((".gz", ".bz2")) and _send_file(path, stream):
+        if local and not path.endswith((".gz", ".bz2")) and _send_file(path, stream, consume):
             continue
         for chunk in runner.fs.cat(path):
             stream.write(chunk)
@@ -96,25 +104,35 @@ def write_output(runner, stream):
 #: the errors of ``os.sendfile`` that say this pair of files cannot (an output
 #: opened to append, a terminal): the copy goes on through Python
 _CANNOT_SEND = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK, errno.EXDEV}
+#: bytes a ``sendfile`` call at most, each then freed where the file is consumed
+SEND_CHUNK = 64 << 20
 
 
-def _send_file(path, stream):
+def _send_file(path, stream, consume=False):
     """Copy the local file ``path`` to ``stream``'s file descriptor; False
-    (nothing written) where ``stream`` has none or ``path`` is not a file."""
+    (nothing written) where ``stream`` has none or ``path`` is not a file.
+    With ``consume``, where ``stream`` is a regular file, each piece sent is
+    freed from ``path`` (:func:`_free_range`) -- the file is left as long,
+    its bytes read as zeros."""
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: in memory
         return False
     if not hasattr(os, "sendfile") or not os.path.isfile(path):
         return False
+    # only into a regular file, which takes a copy of the bytes: a pipe is
+    # handed the pages themselves, read after sendfile returns
+    consume = consume and stat.S_ISREG(os.fstat(fd).st_mode)
     stream.flush()
-    with open(path, "rb") as f:
+    with open(path, "rb" if not consume else "r+b") as f:
         size, done = os.fstat(f.fileno()).st_size, 0
         try:
             while done < size:
-                sent = os.sendfile(fd, f.fileno(), done, size - done)
+                sent = os.sendfile(fd, f.fileno(), done, min(SEND_CHUNK, size - done))
                 if not sent:
                     break
+                if consume:
+                    consume = _free_range(f.fileno(), done, sent)
                 done += sent
         except OSError as e:
             if e.errno not in _CANNOT_SEND:
@@ -122,6 +140,53 @@ def _send_file(path, stream):
         f.seek(done)
         shutil.copyfileobj(f, stream, 1 << 20)  # what sendfile did not (usually nothing)
     return True
+
+
+def _consumable(runner):
+    """Whether the output's part files are the run's own temporary files:
+    inside its local temporary directory (no ``--output-dir``), which its
+    cleanup (``ALL``, ``TMP`` or ``LOCAL_TMP``) removes after the copy."""
+    tmp = getattr(runner, "_local_tmp_dir", None)
+    mode = (getattr(runner, "_opts", None) or {}).get("cleanup") or ()
+    if not tmp or not any(m in ("ALL", "TMP", "LOCAL_TMP") for m in mode):
+        return False
+    try:
+        tmp, out = os.path.realpath(tmp), os.path.realpath(runner.get_output_dir())
+        return out != tmp and os.path.commonpath([out, tmp]) == tmp
+    except (TypeError, ValueError):  # not a local path
+        return False
+
+
+_FALLOCATE = []
+
+
+def _free_range(fd, offset, length):
+    """Give back the disk and the memory of ``length`` bytes of the file
+    ``fd`` from ``offset`` (Linux's ``fallocate(PUNCH_HOLE | KEEP_SIZE)``;
+    those bytes then read as zeros; dirty pages are dropped, not written).
+    False where it cannot (not Linux, a file system without holes): the copy
+    goes on without it."""
+    if not _FALLOCATE:
+        _FALLOCATE.append(_find_fallocate())
+    fallocate = _FALLOCATE[0]
+    if fallocate is None:
+        return False
+    return fallocate(fd, 0x01 | 0x02, offset, length) == 0  # KEEP_SIZE | PUNCH_HOLE
+
+
+def _find_fallocate():
+    """libc's ``fallocate`` through :mod:`ctypes` (64-bit offsets), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        fallocate = getattr(libc, "fallocate64", None) or libc.fallocate
+    except (ImportError, OSError, AttributeError):
+        return None
+    fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    fallocate.restype = ctypes.c_int
+    return fallocate
 
 
 def log_cleanup(runner):
