@@ -758,8 +758,9 @@ cand_select(Cand *c, Py_ssize_t n, Py_ssize_t k, uint64_t *seed)
  * (bytes) ascending -- the row
  * mrjobs.scoring.merge_rows makes, found in O(entries + k log k) without
  * gathering the pieces in numpy first (entries already in that order:
- * O(entries)).  None when a score is NaN (the caller orders
- * those its own way).
+ * O(entries); one such piece of at most k entries comes back itself, the
+ * two objects given, not bytes).  None when a score is NaN (the caller
+ * orders those its own way).
  */
 static PyObject *
 merge_top_k(PyObject *self, PyObject *args)
@@ -816,10 +817,10 @@ merge_top_k(PyObject *self, PyObject *args)
     }
     Py_ssize_t kept = k < n ? k : n;
     uint64_t seed = SEED;
-    Py_BEGIN_ALLOW_THREADS
     /* entries already in order (a whole row from pair_topk's mode 3, one
      * piece): the first k, as they are */
     int ordered = 1;
+    Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 1; i < n && ordered; i++)
         ordered = cand_before(&c[i - 1], &c[i]);
     if (!ordered) {
@@ -827,6 +828,10 @@ merge_top_k(PyObject *self, PyObject *args)
         cand_sort(c, kept, &seed);
     }
     Py_END_ALLOW_THREADS
+    if (ordered && np_ == 1 && kept == n) {  /* the piece itself is the row: not copied */
+        result = PyTuple_Pack(2, PyList_GET_ITEM(ids_l, 0), PyList_GET_ITEM(sc_l, 0));
+        goto done;
+    }
     PyObject *ids = PyBytes_FromStringAndSize(NULL, 16 * kept);
     PyObject *scores = ids ? PyBytes_FromStringAndSize(NULL, 8 * kept) : NULL;
     if (scores) {
