@@ -992,7 +992,7 @@ kept_take(PyObject *self, PyObject *args)
  * pair_topk(a_indptr q, a_indices i, a_data d, bt_indptr q, bt_indices i, bt_data d,
  *           n_c, r0, r1, mode, k, kind, threshold, limit,
  *           mirror, k_c, cap, ks d, ko q, kn q, floor d, merge, counts q
- *           [, zero_free])
+ *           [, zero_free, seeds d])
  *     -> (groups bytes, others bytes, scores bytes)
  *
  * dots(), scored and selected in one pass, with no pair written out: each
@@ -1032,6 +1032,13 @@ kept_take(PyObject *self, PyObject *args)
  * tenth of a dense --top-k 100 run's time); the same results either way.
  * (Finite: a heavy row adds v * 0.0 to the columns it misses, NaN for an
  * infinite v.)
+ *
+ * seeds (default None; modes 1 and 2 with mirror, not merged, a diagonal
+ * block): n_c doubles shared by the calls that run a block's chunks on
+ * threads, -inf at first.  The rows are taken last to first; each row's k-th
+ * best is left in seeds[r] (where it has k), and a column's floor is raised
+ * to its seed before an offer to it (raise_to_seed): the same rows and
+ * counts, fewer column offers.
  */
 #define UNIT_LIMIT (1.0 + 0x1p-20)
 #define UNIT_SNAP 0x1p-44
@@ -1497,28 +1504,67 @@ topk_row_sums(Rows *w, Py_ssize_t r, int64_t lo, int32_t row, int *dense, const 
     return m;
 }
 
+/* Seeds (pair_topk, a diagonal block's triangle taken bottom-up on threads):
+ * seeds[c], once row c is done, is the k-th best score of its own columns
+ * (those after it) -- -inf until then, or where it has fewer than k.  Row c
+ * then holds k entries not below it, each of a column after c; an offer to
+ * column c comes from a row before c, so one below seeds[c] can never be
+ * among c's k best (one equal to it can: ties go to the smaller other) and
+ * a thread's floor for column c can be raised to it.  Taken bottom-up, most
+ * columns' floors start from their own row's k-th best: about k n offers to
+ * the columns' buffers in all, where top-down, from -inf, about k ln(n/k) a
+ * column.  Read and written by every thread: atomic loads and stores of the
+ * doubles. */
+#if defined(__GNUC__)
+static inline int
+raise_to_seed(double *floor, const double *seed)
+{
+    double sd;
+    __atomic_load(seed, &sd, __ATOMIC_RELAXED);
+    if (!(*floor < sd))
+        return 0;
+    *floor = sd;
+    return 1;
+}
+
+static inline void
+store_seed(double *seed, const double *rs, int64_t h)
+{
+    double worst = rs[0];
+    for (int64_t t = 1; t < h; t++)
+        if (rs[t] < worst)
+            worst = rs[t];
+    __atomic_store(seed, &worst, __ATOMIC_RELAXED);
+}
+#else
+static inline int raise_to_seed(double *floor, const double *seed) { return 0; }
+static inline void store_seed(double *seed, const double *rs, int64_t h) {}
+#endif
+
 static PyObject *
 pair_topk(PyObject *self, PyObject *args)
 {
-    PyObject *o[14];
+    PyObject *o[15];
     Py_ssize_t n_c, r0, r1, k, k_c, cap;
     int mode, kind, mirror, merge, zero_free = 0;
     double threshold, limit;
-    if (!PyArg_ParseTuple(args, "OOOOOOnnniniddpnnOOOOpO|i", &o[0], &o[1], &o[2], &o[3],
+    o[14] = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnniniddpnnOOOOpO|iO", &o[0], &o[1], &o[2], &o[3],
                           &o[4], &o[5], &n_c, &r0, &r1, &mode, &k, &kind, &threshold, &limit,
                           &mirror, &k_c, &cap, &o[9], &o[10], &o[11], &o[12], &merge, &o[13],
-                          &zero_free))
+                          &zero_free, &o[14]))
         return NULL;
-    Arr a[14];
+    Arr a[15];
     memset(a, 0, sizeof(a));
-    static const int kinds[14] = {I64, I32, F64, I64, I32, F64, -1, -1, -1,
-                                  F64, I64, I64, F64, I64};
-    static const char *const names[14] = {"a_indptr", "a_indices", "a_data", "bt_indptr",
+    static const int kinds[15] = {I64, I32, F64, I64, I32, F64, -1, -1, -1,
+                                  F64, I64, I64, F64, I64, F64};
+    static const char *const names[15] = {"a_indptr", "a_indices", "a_data", "bt_indptr",
                                           "bt_indices", "bt_data", NULL, NULL, NULL,
-                                          "ks", "ko", "kn", "floor", "counts"};
-    for (int i = 0; i < 14; i++)
-        if (kinds[i] >= 0 && get_arr(o[i], &a[i], kinds[i], i >= 9, names[i]) < 0) {
-            release(a, 14);
+                                          "ks", "ko", "kn", "floor", "counts", "seeds"};
+    for (int i = 0; i < 15; i++)
+        if (kinds[i] >= 0 && !(i == 14 && o[i] == Py_None)
+                && get_arr(o[i], &a[i], kinds[i], i >= 9, names[i]) < 0) {
+            release(a, 15);
             return NULL;
         }
     PyObject *result = NULL;
@@ -1530,22 +1576,33 @@ pair_topk(PyObject *self, PyObject *args)
         || a[1].n != a[2].n || a[4].n != a[5].n || k < 1 || kind < 0 || kind > 1
         || a[13].n < 4 || r1 - r0 >= INT32_MAX || n_c >= INT32_MAX
         || size_mul(n_c, (Py_ssize_t)sizeof(double)) < 0) {
-        release(a, 14);
+        release(a, 15);
         return bad("pair_topk: shapes");
     }
     Py_ssize_t slots = mirror ? size_mul(n_c, cap) : 0;
     if (mirror && (k_c < 1 || cap <= k_c || slots < 0 || a[9].n != slots || a[10].n != slots
                    || a[11].n != n_c || a[12].n != n_c)) {
-        release(a, 14);
+        release(a, 15);
         return bad("pair_topk: the columns' buffers");
     }
     if (merge && (!mirror || mode == 0 || mode == 3 || r1 > n_c)) {
-        release(a, 14);
+        release(a, 15);
         return bad("pair_topk: merge needs a diagonal block and its mirror");
     }
     if (mode == 3 && (mirror || r1 > n_c)) {
-        release(a, 14);
+        release(a, 15);
         return bad("pair_topk: whole rows (mode 3) need one block, without its mirror");
+    }
+#if defined(__GNUC__)
+    double *seeds = o[14] == Py_None ? NULL : F64P(a[14]);
+#else
+    double *seeds = NULL;  /* (no atomic loads and stores: rows top-down, no seeds) */
+#endif
+    if (o[14] != Py_None && (!mirror || merge || (mode != 1 && mode != 2) || r1 > n_c
+                             || a[14].n != n_c)) {
+        release(a, 15);
+        return bad("pair_topk: seeds need a diagonal block's triangle and its mirror, "
+                   "unmerged, a seed a column");
     }
     const int64_t *ap = I64P(a[0]), *bp = I64P(a[3]);
     const int32_t *ai = I32P(a[1]), *bi = I32P(a[4]);
@@ -1611,10 +1668,11 @@ pair_topk(PyObject *self, PyObject *args)
     }
     quiet_lo = fmax(quiet_lo, threshold);
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = r0; r < r1 && ok; r++) {
+    for (Py_ssize_t i = r0; i < r1 && ok; i++) {
+        Py_ssize_t r = seeds ? r1 - 1 - (i - r0) : i;  /* (seeds: bottom-up) */
         int64_t lo = mode == 1 ? r + 1 : (mode == 2 ? r : 0);
         int dense = 0;
-        Py_ssize_t nt = topk_row_sums(&w, r, lo, (int32_t)(r - r0), &dense, &why);
+        Py_ssize_t nt = topk_row_sums(&w, r, lo, (int32_t)(i - r0), &dense, &why);
         if (nt < 0) {
             ok = 0;
             break;
@@ -1665,6 +1723,9 @@ pair_topk(PyObject *self, PyObject *args)
             scored++;
             double sc = acc[c];
             if (quiet(sc, rfloor, quiet_lo, quiet_hi, mirror ? floor[c] : HUGE_VAL))
+                continue;
+            if (seeds && raise_to_seed(floor + c, seeds + c)
+                    && quiet(sc, rfloor, quiet_lo, quiet_hi, floor[c]))
                 continue;
             loud = c;
             if (kind == 1) {
@@ -1724,6 +1785,8 @@ pair_topk(PyObject *self, PyObject *args)
         select_best(rs, ro, h, k_r, &seed);
         if (h > k_r)
             h = k_r;
+        if (seeds && h == k_r)
+            store_seed(seeds + r, rs, h);
         if (mode == 3)  /* a whole row: in its output order, on the caller's thread */
             sort_row_best(rs, ro, h, row_scratch, &seed);
         if (m + h > out_cap) {
@@ -1794,7 +1857,7 @@ done:
     free(rs);
     free(ro);
     free(row_scratch);
-    release(a, 14);
+    release(a, 15);
     return result;
 }
 
@@ -2696,7 +2759,8 @@ static PyMethodDef methods[] = {
      "kept_offer(groups, others, scores, skip_self, k, cap, ks, ko, kn, floor)."},
     {"pair_topk", pair_topk, METH_VARARGS,
      "pair_topk(a_indptr, a_indices, a_data, bt_indptr, bt_indices, bt_data, n_c, r0, r1, "
-     "mode, k, kind, threshold, limit, mirror, k_c, cap, ks, ko, kn, floor, merge, counts) "
+     "mode, k, kind, threshold, limit, mirror, k_c, cap, ks, ko, kn, floor, merge, counts[, "
+     "zero_free, seeds]) "
      "-> (groups, others, scores) as bytes."},
     {"parse_json_line", parse_json_line, METH_O,
      "parse_json_line(line) -> (doc, ids, weights) of the common JSON input line, or None."},

@@ -52,11 +52,12 @@ def fused_best(A, C, scorer, spec, tell):
     zero_free = _zero_free(a[2], b[2])  # found once for every chunk's call
     if spec.threads > 1 and spec.merged and triangle_pays(n_c, k, spec.threads):
         mode = 2 if spec.include_self else 1
+        seeds = np.full(n_c, -np.inf)  # each row's k-th best, shared by the threads
         return (yield from _triangle(
             lambda start, end, kept, counts: kernels.pair_topk(
                 *a, *b, n_c, start, end, mode, k, kind, threshold, limit, True,
                 kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor, False,
-                counts, zero_free), _balanced(bound, ends, spec.threads, max_rows),
+                counts, zero_free, seeds), _balanced(bound, ends, spec.threads, max_rows),
             lambda: Kept(kernels, n_c, min(k, A.shape[0])), spec.threads, k, scorer, tell))
     if spec.threads > 1 and spec.merged and not spec.include_self:
         return (yield from _whole_rows(
@@ -107,7 +108,10 @@ def _no_buffers():
 #: its column's buffer too) beats :func:`_whole_rows` (each pair from both of
 #: its rows, no buffer): the offers grow with ``k``.  One dense block of
 #: 20,000 Zipf vectors (~57 entries), cosine, 2 threads, wall: top-10 0.90 /
-#: 1.19 s, top-30 1.29 / 1.36 s, top-100 2.11 / 1.57 s
+#: 1.19 s, top-30 1.29 / 1.36 s, top-100 2.11 / 1.57 s; with the triangle
+#: taken bottom-up (its seeds), the whole job: top-50 2.02-2.26 / 2.11-2.25 s,
+#: top-100 2.16-2.37 / 2.10-2.12 s (the triangle's rows all come at its end, its
+#: lines then written on one thread, where whole rows write theirs as they go)
 TRIANGLE_MAX_K = 20
 #: the column buffers (:class:`Kept`) the threads of :func:`_triangle` may
 #: hold in all, in bytes
@@ -142,7 +146,10 @@ def _triangle(rows, ends, new_kept, threads, k, scorer, tell):
     ``threads`` threads, each pair scored once: ``rows(start, end, kept,
     counts)`` runs ``pair_topk``'s upper triangle on the rows ``[start,
     end)``, each column's best offered to ``kept``, the column buffer
-    (:class:`Kept`, made by ``new_kept``) of the thread that runs it.  A
+    (:class:`Kept`, made by ``new_kept``) of the thread that runs it.  The
+    chunks go bottom-up, the last first (``pair_topk`` takes each chunk's
+    rows last to first with its seeds: a column's offers must reach its own
+    row's k-th best, found before them).  A
     vector's best are then spread over its own chunk's result and every
     thread's buffer; all are held and offered at the end to one thread's
     buffers (each vector's ``k`` best, ties to the smaller other, as each
@@ -164,8 +171,10 @@ def _triangle(rows, ends, new_kept, threads, k, scorer, tell):
     parts, total = [], np.zeros(4, np.int64)
     pool = ThreadPoolExecutor(threads)
     try:
+        # bottom-up: the last rows first, each chunk's rows last to first
+        # (pair_topk's seeds: a column's floor from its own row's k best)
         jobs = {pool.submit(run, start, end): (start, end)
-                for start, end in zip([0] + ends[:-1], ends)}
+                for start, end in reversed(list(zip([0] + ends[:-1], ends)))}
         for job in as_completed(jobs):
             (g, o, s), counts = job.result()
             total += counts

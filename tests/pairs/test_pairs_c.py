@@ -563,6 +563,51 @@ def test_rows_on_threads_give_the_merged_triangle(k, threshold, limit, measure, 
         assert all(v == sorted(v, key=lambda e: (-e[1], e[0])) for v in two.values())
 
 
+@pytest.mark.parametrize("mode", [1, 2])
+def test_seeds_hold_each_rows_kth_best_and_are_checked(mode):
+    # with seeds, pair_topk takes its rows bottom-up and leaves in seeds[r]
+    # the k-th best score of row r's own columns (those after it; with mode 2
+    # itself too), -inf where it has fewer than k; the same rows' best as
+    # without (the columns' buffers may keep fewer: offers below a seed)
+    c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    rng = np.random.default_rng(mode)
+    n, k = 120, 7
+    m = sp.random(n, 30, density=0.15, random_state=rng, format="csr")
+    m.data = rng.integers(1, 4, m.nnz).astype(float)  # ties
+    m.sort_indices()
+    a = mrjobs.pairs.kernel._csr_arrays(m)
+    b = mrjobs.pairs.kernel._csr_arrays(m.T.tocsr())
+    cap = k + 8
+
+    def run(seeds):
+        counts = np.zeros(4, np.int64)
+        g, o, s = c.pair_topk(*a, *b, n, 0, n, mode, k, 0, -np.inf, np.inf, True, k, cap,
+                              *_kept(n, cap), False, counts, 0, seeds)
+        rows = {}
+        for g, o, s in zip(*(np.frombuffer(x, t).tolist()
+                             for x, t in ((g, np.int64), (o, np.int64), (s, np.float64)))):
+            rows.setdefault(g, []).append((o, s))
+        return rows, counts.tolist()
+
+    seeds = np.full(n, -np.inf)
+    with_seeds, counts = run(seeds)
+    without, counts_without = run(None)
+    assert counts == counts_without
+    assert {g: sorted(v) for g, v in with_seeds.items()} == {
+        g: sorted(v) for g, v in without.items()}
+    P = (m @ m.T).toarray()
+    for r in range(n):
+        own = [P[r, j] for j in range(r + (mode == 1), n) if m[r].multiply(m[j]).nnz]
+        assert seeds[r] == (sorted(own)[-k] if len(own) >= k else -np.inf), r
+    assert np.isfinite(seeds).sum() > n // 2 and np.isinf(seeds).any()  # both kinds met
+    for bad in (np.full(n - 1, -np.inf), np.full(n, -np.inf, np.float32)):
+        with pytest.raises(ValueError):
+            run(bad)
+    with pytest.raises(ValueError, match="seeds"):
+        c.pair_topk(*a, *b, n, 0, n, mode, k, 0, -np.inf, np.inf, False, 1, 3, *_kept(n, 3),
+                    False, np.zeros(4, np.int64), 0, np.full(n, -np.inf))  # no mirror
+
+
 @pytest.mark.parametrize("k", [250, 400])
 def test_whole_rows_come_best_first_through_ties_and_zeros(monkeypatch, k):
     # a whole row of at least 128 entries is ordered by a radix sort of its
