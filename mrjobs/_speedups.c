@@ -1341,6 +1341,17 @@ loud_columns_avx2(const double *restrict acc, const unsigned char *restrict hit,
  * at import) */
 static int have_avx2 = 0;
 
+#ifdef HAVE_AVX2_LOUD
+/* whether the processor runs loud_columns_avx2's instructions */
+static int
+cpu_has_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")
+           && __builtin_cpu_supports("bmi");
+}
+#endif
+
 static Py_ssize_t
 loud_columns(const double *restrict acc, const unsigned char *restrict hit,
              const double *restrict floor, Py_ssize_t c, Py_ssize_t to, double rf, double ql,
@@ -2735,11 +2746,8 @@ avx2(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "|p", &on))
         return NULL;
 #ifdef HAVE_AVX2_LOUD
-    if (on >= 0) {
-        __builtin_cpu_init();
-        have_avx2 = on && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")
-                    && __builtin_cpu_supports("bmi");
-    }
+    if (on >= 0)
+        have_avx2 = on && cpu_has_avx2();
 #endif
     return PyBool_FromLong(have_avx2);
 }
@@ -2788,9 +2796,7 @@ PyInit__mrjobs_speedups(void)
     if (ryu_tables() < 0)
         return NULL;
 #ifdef HAVE_AVX2_LOUD
-    __builtin_cpu_init();
-    have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")
-                && __builtin_cpu_supports("bmi");
+    have_avx2 = cpu_has_avx2();
 #endif
     return PyModule_Create(&module);
 }

@@ -82,6 +82,7 @@ from mrjob.cat import is_compressed  # noqa: E402  (mrjob.bin first)
 from mrjob.sim import _symlink_or_copy  # noqa: E402
 
 from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
+from mrjobs.runtime.tempdisk import removes_local_tmp  # noqa: E402
 
 __all__ = ["LocalRunner", "task_count", "split_bounds", "SPLIT_BYTES", "BALANCE_BYTES",
            "REPORT_ENV"]
@@ -267,8 +268,7 @@ class LocalRunner(LocalMRJobRunner):
     # -- temporary disk (see the module) ----------------------------------------
 
     def _frees_early(self):
-        mode = self._opts.get("cleanup") or ()
-        return any(m in ("ALL", "TMP", "LOCAL_TMP") for m in mode)
+        return removes_local_tmp(self._opts)
 
     def _free(self, step_num, task_type, *names):
         """Remove the files ``names`` of each task of a kind in a step (and,

@@ -1,6 +1,7 @@
 """What a run tells at its end: a failed task's own line (mrjob's account of
 it held back), the output in order on stdout, the cleanup to come."""
 import errno
+import functools
 import glob
 import logging
 import os
@@ -9,6 +10,7 @@ import stat
 import sys
 
 from mrjobs.runtime.errors import TASK_FAILED
+from mrjobs.runtime.tempdisk import removes_local_tmp
 
 __all__ = ["FailureReport", "task_failure_line", "log_cleanup", "output_paths",
            "write_output"]
@@ -147,8 +149,7 @@ def _consumable(runner):
     inside its local temporary directory (no ``--output-dir``), which its
     cleanup (``ALL``, ``TMP`` or ``LOCAL_TMP``) removes after the copy."""
     tmp = getattr(runner, "_local_tmp_dir", None)
-    mode = (getattr(runner, "_opts", None) or {}).get("cleanup") or ()
-    if not tmp or not any(m in ("ALL", "TMP", "LOCAL_TMP") for m in mode):
+    if not tmp or not removes_local_tmp(getattr(runner, "_opts", None)):
         return False
     try:
         tmp, out = os.path.realpath(tmp), os.path.realpath(runner.get_output_dir())
@@ -157,25 +158,22 @@ def _consumable(runner):
         return False
 
 
-_FALLOCATE = []
-
-
 def _free_range(fd, offset, length):
     """Give back the disk and the memory of ``length`` bytes of the file
     ``fd`` from ``offset`` (Linux's ``fallocate(PUNCH_HOLE | KEEP_SIZE)``;
     those bytes then read as zeros; dirty pages are dropped, not written).
     False where it cannot (not Linux, a file system without holes): the copy
     goes on without it."""
-    if not _FALLOCATE:
-        _FALLOCATE.append(_find_fallocate())
-    fallocate = _FALLOCATE[0]
+    fallocate = _find_fallocate()
     if fallocate is None:
         return False
     return fallocate(fd, 0x01 | 0x02, offset, length) == 0  # KEEP_SIZE | PUNCH_HOLE
 
 
+@functools.cache
 def _find_fallocate():
-    """libc's ``fallocate`` through :mod:`ctypes` (64-bit offsets), or None."""
+    """libc's ``fallocate`` through :mod:`ctypes` (64-bit offsets), or None
+    (looked up once)."""
     if not sys.platform.startswith("linux"):
         return None
     try:

@@ -17,12 +17,19 @@ import shutil
 from mrjobs.runtime.errors import JobError
 from mrjobs.runtime.paths import local_size
 
-__all__ = ["QUICK_FACTOR", "check_temp_disk", "refusal", "size_text"]
+__all__ = ["QUICK_FACTOR", "check_temp_disk", "refusal", "removes_local_tmp", "size_text"]
 
 log = logging.getLogger(__name__)
 
 #: free space of at least this many times the input passes without a plan
 QUICK_FACTOR = 12
+
+
+def removes_local_tmp(opts):
+    """Whether a runner with options ``opts`` (its ``_opts``) removes its local
+    temp dir at its cleanup (``ALL``, ``TMP`` or ``LOCAL_TMP``): then the
+    files in it are the run's own to free early."""
+    return any(m in ("ALL", "TMP", "LOCAL_TMP") for m in (opts or {}).get("cleanup") or ())
 
 
 def refusal(tmp_dir, free, need):
