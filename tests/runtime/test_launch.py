@@ -84,7 +84,8 @@ def test_non_empty_output_dir_is_refused_unless_asked(tmp_path):
 def test_progress_summary_of_a_local_run(tmp_path):
     path = tmp_path / "corpus.jsonl"
     write_lines(path, LINES)
-    job = MRSparseDotProducts(["-r", "local", "--cleanup", "NONE", "--no-conf", str(path)])
+    job = MRSparseDotProducts(["-r", "local", "--cleanup", "NONE", "--no-conf",
+                               "--local-tmp-dir", str(tmp_path / "tmp"), str(path)])
     with job.make_runner() as runner:
         runner.run()
         summary = ProgressMonitor(runner, None).summary()

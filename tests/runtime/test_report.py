@@ -79,7 +79,9 @@ def _ran(tmp_path, *args):
     """A runner after a small local run (entered: its temp dir still there)."""
     path = tmp_path / "small.jsonl"
     path.write_text("\n".join(corpus(n=30)) + "\n")
-    job = MRSparseDotProducts(["--no-conf", "-r", "local", str(path), *args])
+    # (its temp dir under tmp_path: the one kept by --cleanup NONE goes with it)
+    job = MRSparseDotProducts(["--no-conf", "-r", "local", "--local-tmp-dir",
+                               str(tmp_path / "tmp"), str(path), *args])
     runner = job.make_runner()
     runner.__enter__()
     runner.run()
