@@ -49,7 +49,12 @@ import json
 import logging
 import os
 import stat
+import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, wait
+from functools import partial
 from pathlib import Path
 
 
@@ -79,6 +84,8 @@ def _import_local_runner():
 LocalMRJobRunner = _import_local_runner()
 
 from mrjob.cat import is_compressed  # noqa: E402  (mrjob.bin first)
+from mrjob.local import _TaskFailedException  # noqa: E402
+from mrjob.util import cmd_line  # noqa: E402
 from mrjob.sim import _symlink_or_copy  # noqa: E402
 
 from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
@@ -294,14 +301,45 @@ class LocalRunner(LocalMRJobRunner):
         for path in Path(self._output_dir_for_step(step_num)).glob("part-*"):
             _remove(path)
 
+    # -- the task processes ---------------------------------------------------------
+
+    def _invoke_task_func(self, task_type, step_num, task_num):
+        """Runs a task's process as mrjob's does, but as one of this run's
+        :class:`TaskProcesses`, which the run can end."""
+        return partial(self._task_processes().invoke, task_type, step_num, task_num,
+                       self._substep_args(step_num, task_type), self._num_steps())
+
+    def _task_processes(self):
+        if getattr(self, "_tasks", None) is None:
+            self._tasks = TaskProcesses()
+        return self._tasks
+
     def _run_multiple(self, funcs, num_processes=None):
-        """One task runs here (it is a process of its own anyway); more go to
-        mrjob's process pool."""
+        """Run the step's tasks, up to a core's worth at once: one runs here,
+        more on threads of this process, each waiting for its task's process.
+
+        Not mrjob's process pool: a signal to the process group (``timeout``,
+        systemd, a container stop) ended its idle workers, one of them holding
+        the pool's queue lock, and ``Pool.terminate()`` then waited for that
+        lock forever.  On any error, Ctrl-C or signal here the tasks not yet
+        started never start and the running ones are ended before it goes on."""
         funcs = list(funcs)
         if len(funcs) == 1:
             funcs[0]()
             return
-        super()._run_multiple(funcs, num_processes)
+        tasks = self._task_processes()
+        pool = ThreadPoolExecutor(max_workers=self._num_cores(), thread_name_prefix="mrsparse-task")
+        futures = [pool.submit(f) for f in funcs]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            tasks.stop(futures)
+            raise
+        finally:
+            pool.shutdown(wait=True)
 
 
 _JOBCONF = {"maps": ("mapreduce.job.maps", "mapred.map.tasks"),
@@ -407,6 +445,83 @@ def _copy_range(src, out, start, length):
                 break
             out.write(chunk)
             remaining -= len(chunk)
+
+
+class TaskProcesses:
+    """The task processes of a run that are running, and how to end them.
+
+    A task whose process was started here (on the launcher's main thread or
+    one of its task threads) is ended here: on the main thread a signal or
+    Ctrl-C during its wait ends it before the exception goes on; on the
+    threads, :meth:`stop`.  After :meth:`stop` no task starts."""
+
+    #: seconds a task has to end on SIGTERM before SIGKILL
+    PATIENCE = 30.0
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._running = set()
+        self._stopping = False
+
+    def invoke(self, task_type, step_num, task_num, args, num_steps, stdin, stdout, stderr, wd,
+               env):
+        """mrjob's ``_invoke_task_in_subprocess``: run the task, raise mrjob's
+        task failure when it fails."""
+        log.debug("> %s", cmd_line(args))
+        failed = None
+        with self._lock:
+            if self._stopping:
+                failed = "the run is stopping"
+            else:
+                try:
+                    proc = subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr,
+                                            cwd=wd, env=env)
+                except OSError as e:
+                    failed = str(e)
+                else:
+                    self._running.add(proc)
+        if failed is None:
+            try:
+                status = proc.wait()
+            except BaseException:  # a signal or Ctrl-C on the main thread
+                _end([proc], self.PATIENCE)
+                raise
+            finally:
+                with self._lock:
+                    self._running.discard(proc)
+            if status:
+                failed = str(subprocess.CalledProcessError(status, args))
+        if failed is not None:
+            raise _TaskFailedException(reason=failed, step_num=step_num, num_steps=num_steps,
+                                       task_type=task_type, task_num=task_num)
+
+    def stop(self, futures=()):
+        """No task starts from now on; the running ones end (SIGTERM, then
+        SIGKILL after :attr:`PATIENCE` seconds) and ``futures`` (their
+        threads' work) are waited for."""
+        with self._lock:
+            self._stopping = True
+            running = list(self._running)
+        _end(running, self.PATIENCE)
+        wait(futures, timeout=self.PATIENCE)
+
+
+def _end(procs, patience):
+    """SIGTERM to each of ``procs``, SIGKILL to those still there after
+    ``patience`` seconds; reaps them."""
+    for proc in procs:
+        if proc.poll() is None:
+            try:
+                proc.terminate()
+            except OSError:
+                pass
+    deadline = time.monotonic() + patience
+    for proc in procs:
+        try:
+            proc.wait(max(deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _remove(path):

@@ -1,0 +1,133 @@
+"""SIGTERM and SIGHUP to a run's whole process group, as ``timeout``, cron,
+systemd, a container runtime or a closed terminal send them, at every
+moment of a run: the run ends with exit status 128 + the signal and one line,
+its task processes end and its temporary files go -- it never hangs.
+
+The moment is made certain, never waited for by the clock: a task held by
+the test hooks (mrjobs/runtime/testhooks.py), a ``--sort-bin`` that waits,
+the copy to stdout blocked by a pipe nobody reads.  The hang this guards
+against: mrjob's process pool, whose idle worker, ended by the signal while
+it held the pool's queue lock, left ``Pool.terminate()`` waiting forever
+(6 runs in 8 under ``timeout -s TERM 1``).
+"""
+import glob
+import os
+import signal
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from mrjobs.testing import write_lines
+from tests.jobs_helpers import corpus
+from tests.runtime.test_launch_faults import descendants, running, wait_for
+from tests.runtime.test_output_protocol import held, hold_dir, launcher
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="reads the process tree from /proc")
+
+#: 3 blocks: 6 block pairs, keys enough for two reduce splits
+RUN = ["corpus.jsonl", "--measure", "cosine", "--top-k", "3", "--blocks", "3",
+       "--jobconf", "mapreduce.job.maps=2", "--jobconf", "mapreduce.job.reduces=2"]
+SIGNALS = [signal.SIGTERM, signal.SIGHUP]
+#: seconds after which a signalled run counts as hung
+HUNG = 120
+
+SORT_BIN = """#!/bin/sh
+touch "%(hold)s/sorting"
+while [ ! -e "%(hold)s/release" ]; do sleep 0.05; done
+exec sort "$@"
+"""
+
+
+def attempts(pid):
+    """``{attempt id: pid}`` of the task processes below ``pid``."""
+    found = {}
+    for p in descendants(pid):
+        try:
+            with open("/proc/%d/environ" % p, "rb") as f:
+                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        except OSError:
+            continue
+        attempt = env.get(b"mapreduce_task_attempt_id")
+        if attempt and running(p):
+            found[attempt.decode()] = p
+    return found
+
+
+def task_done(tmp_path, proc, task_type, task_num):
+    """Whether task ``task_num`` of the first step has run and ended: its
+    output was written and no process of it is left."""
+    suffix = "_%s_0000%d_0" % (task_type, task_num)
+    run = tmp_path / "tmp" / "*"
+    outputs = (glob.glob(str(run / "step" / "000" / task_type / ("%05d" % task_num) / "output"))
+               + glob.glob(str(run / "**" / ("part-%05d" % task_num)), recursive=True))
+    return (any(os.path.getsize(o) for o in outputs)
+            and not any(a.endswith(suffix) for a in attempts(proc.pid)))
+
+
+def start(tmp_path, runner, moment, extra=()):
+    """The launcher, started in a session of its own, and a function true
+    once it is at ``moment``."""
+    write_lines(tmp_path / "corpus.jsonl", corpus(n=300, seed=11))
+    hd = hold_dir(tmp_path)
+    args = list(RUN) + ["-r", runner] + list(extra)
+    hold = None
+    if moment == "maps":
+        hold = "start:_mapper_00000_"
+        at = lambda: held(hd)  # noqa: E731
+    elif moment == "between maps":
+        hold = "start:_mapper_00001_"
+        at = lambda: held(hd) and task_done(tmp_path, proc, "mapper", 0)  # noqa: E731
+    elif moment == "reducers":
+        hold = "start:_reducer_00000_"
+        at = lambda: held(hd)  # noqa: E731
+    elif moment == "between reducers":
+        hold = "start:_reducer_00001_"
+        at = lambda: held(hd) and task_done(tmp_path, proc, "reducer", 0)  # noqa: E731
+    elif moment == "sort":
+        sort_bin = tmp_path / "slow-sort"
+        sort_bin.write_text(SORT_BIN % {"hold": hd})
+        sort_bin.chmod(sort_bin.stat().st_mode | stat.S_IXUSR)
+        args += ["--sort-bin", str(sort_bin)]
+        at = lambda: (hd / "sorting").exists()  # noqa: E731
+    else:
+        assert moment == "copy"
+        args += ["--top-k", "60"]  # ~1 MB of output: more than a pipe holds
+        at = lambda: proc.stdout.read(1) != ""  # noqa: E731
+    proc = launcher(tmp_path, args + ["-q"], hold=hold, hold_dir=hd, start_new_session=True)
+    return proc, at
+
+
+def assert_stopped(tmp_path, proc, sig, below):
+    try:  # (the bound only keeps a hung run from hanging the suite: generous)
+        stdout, stderr = proc.communicate(timeout=HUNG)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run hung after %s" % signal.Signals(sig).name)
+    status = proc.returncode
+    assert status == 128 + sig, stderr
+    assert stderr.count("\n") == 1, stderr
+    assert stderr.startswith("mrsparse: stopped by %s; removed " % signal.Signals(sig).name), \
+        stderr
+    wait_for(lambda: not any(running(p) for p in below), "the task processes to end")
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("runner,moment", [
+    ("local", "maps"), ("local", "between maps"), ("local", "sort"), ("local", "reducers"),
+    ("local", "between reducers"), ("local", "copy"), ("inline", "reducers"),
+    ("inline", "copy")])
+def test_a_signal_to_the_process_group_ends_the_run(tmp_path, runner, moment, sig):
+    proc, at = start(tmp_path, runner, moment)
+    try:
+        wait_for(lambda: at() or proc.poll() is not None, "the run to reach the " + moment)
+        assert proc.poll() is None, proc.stderr.read()
+        below = descendants(proc.pid)
+        os.killpg(proc.pid, sig)
+        assert_stopped(tmp_path, proc, sig, below)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
