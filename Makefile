@@ -114,7 +114,10 @@ test-purepython: install
 	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "twin and not engines" -k "not local" $(PYTEST_ARGS)
 
 # The tests of both C extensions (the pair kernels, the JSON output, the
-# codecs) on builds with AddressSanitizer and UBSan, in .cache/asan (first on
+# codecs, and the dot-products job on the inline runner, whose tasks run in
+# pytest's process: the rows step's merge and the JSON writer on the rows the
+# wire gives, at any address) on builds with AddressSanitizer and UBSan
+# (alignment included: -fsanitize=undefined), in .cache/asan (first on
 # PYTHONPATH; .venv's builds are untouched); python itself is not built with
 # ASan, so its runtime is preloaded.  pytest captures sys.stdout/err only: a
 # sanitizer writes its report to file descriptor 2 and halts, which pytest's

@@ -25,7 +25,9 @@
  * selection).
  *
  * Arrays come through the buffer protocol: C-contiguous, int64 (q), int32
- * (i) or float64 (d) as each function says.  What the kernels promise of
+ * (i) or float64 (d) as each function says, at any address (an array read at
+ * an address not aligned to its items is read from an aligned copy, or byte
+ * by byte; an output must be aligned: see get_arr).  What the kernels promise of
  * malformed input is a ValueError ("malformed block: ..."), never a read or
  * write out of bounds nor a silently wrong result (tests/pairs/test_pairs_c.py has
  * a test for each):
@@ -53,21 +55,36 @@
 #pragma clang fp contract(off)
 #endif
 
+/* An array argument: its buffer, its items (n) and where they are read (p):
+ * the buffer itself, or an aligned copy of it (copy) */
 typedef struct {
     Py_buffer view;
     Py_ssize_t n;
+    void *p, *copy;
     int held;
 } Arr;
 
 static const char *const FORMATS[] = {"q", "i", "d"};
 enum { I64 = 0, I32 = 1, F64 = 2 };
+/* how get_arr takes an array: read through p (IN), written (OUT), or read
+ * only by f64_at's byte copies, at any address (IN_ANY) */
+enum { IN = 0, OUT = 1, IN_ANY = 2 };
 
+/* A C-contiguous array of the kind, in a; -1 with ValueError when it is not
+ * one.  The kernels index its items as int64_t, int32_t or double, which C
+ * allows only at addresses aligned to the item's size; a buffer can be at any
+ * address (a numpy view of bytes at an offset: a Stripe decoded from the
+ * wire, a row merge_top_k hands back as it is).  So an array read (IN) at
+ * another address is copied to an aligned buffer once (the kernels' loops
+ * stay plain loads), one written (OUT) is refused: the callers' outputs are
+ * numpy's own, aligned. */
 static int
-get_arr(PyObject *obj, Arr *a, int kind, int writable, const char *name)
+get_arr(PyObject *obj, Arr *a, int kind, int use, const char *name)
 {
     Py_ssize_t size = kind == I32 ? 4 : 8;
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (use == OUT ? PyBUF_WRITABLE : 0);
     a->held = 0;
+    a->copy = NULL;
     if (PyObject_GetBuffer(obj, &a->view, flags) < 0)
         return -1;
     a->held = 1;
@@ -84,6 +101,21 @@ get_arr(PyObject *obj, Arr *a, int kind, int writable, const char *name)
         return -1;
     }
     a->n = a->view.len / size;
+    a->p = a->view.buf;
+    if (use == IN_ANY || (uintptr_t)a->view.buf % size == 0)
+        return 0;
+    if (use == OUT) {
+        PyErr_Format(PyExc_ValueError, "%s: expected an array aligned to %zd bytes", name,
+                     size);
+        return -1;
+    }
+    /* (PyMem_Malloc: aligned for any item; 1 byte at least) */
+    if (!(a->copy = PyMem_Malloc(a->view.len ? a->view.len : 1))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(a->copy, a->view.buf, a->view.len);
+    a->p = a->copy;
     return 0;
 }
 
@@ -91,13 +123,28 @@ static void
 release(Arr *arrs, int n)
 {
     for (int i = 0; i < n; i++)
-        if (arrs[i].held)
+        if (arrs[i].held) {
             PyBuffer_Release(&arrs[i].view);
+            PyMem_Free(arrs[i].copy);
+            arrs[i].held = 0;
+            arrs[i].copy = NULL;
+        }
 }
 
-#define I64P(a) ((int64_t *)(a).view.buf)
-#define I32P(a) ((int32_t *)(a).view.buf)
-#define F64P(a) ((double *)(a).view.buf)
+/* the items of an array taken IN or OUT (aligned) */
+#define I64P(a) ((int64_t *)(a).p)
+#define I32P(a) ((int32_t *)(a).p)
+#define F64P(a) ((double *)(a).p)
+
+/* item i of a float64 array taken IN_ANY (or of a buffer of doubles at any
+ * address): a byte copy, one plain load where unaligned loads are allowed */
+static inline double
+f64_at(const void *p, Py_ssize_t i)
+{
+    double v;
+    memcpy(&v, (const char *)p + 8 * i, sizeof(v));
+    return v;
+}
 
 static PyObject *
 bad(const char *what)
@@ -202,7 +249,7 @@ dots(PyObject *self, PyObject *args)
     static const char *const names[9] = {"a_indptr", "a_indices", "a_data", "bt_indptr",
                                          "bt_indices", "bt_data", "out_r", "out_c", "out_d"};
     for (int i = 0; i < 9; i++)
-        if (get_arr(o[i], &a[i], kinds[i], i >= 6, names[i]) < 0) {
+        if (get_arr(o[i], &a[i], kinds[i], i >= 6 ? OUT : IN, names[i]) < 0) {
             release(a, 9);
             return NULL;
         }
@@ -626,7 +673,7 @@ top_k_rows(PyObject *self, PyObject *args)
     static const char *const names[6] = {"groups", "others", "scores", "out_g", "out_o",
                                          "out_s"};
     for (int i = 0; i < 6; i++)
-        if (get_arr(o[i], &a[i], kinds[i], i >= 3, names[i]) < 0) {
+        if (get_arr(o[i], &a[i], kinds[i], i >= 3 ? OUT : IN, names[i]) < 0) {
             release(a, 6);
             return NULL;
         }
@@ -801,11 +848,10 @@ merge_top_k(PyObject *self, PyObject *args)
     int nan = 0;
     Py_ssize_t m = 0;
     for (Py_ssize_t i = 0; i < np_; i++) {
+        /* (the pieces' bytes at any address: their scores read by f64_at) */
         const unsigned char *id = views[2 * i].buf;
-        const double *sc = views[2 * i + 1].buf;
         for (Py_ssize_t j = 0, len = views[2 * i + 1].len / 8; j < len; j++, m++) {
-            double v;
-            memcpy(&v, sc + j, sizeof(v));
+            double v = f64_at(views[2 * i + 1].buf, j);
             nan |= v != v;
             c[m].s = v;
             c[m].id = id + 16 * j;
@@ -880,7 +926,7 @@ kept_offer(PyObject *self, PyObject *args)
     static const char *const names[7] = {"groups", "others", "scores", "ks", "ko", "kn",
                                          "floor"};
     for (int i = 0; i < 7; i++)
-        if (get_arr(o[i], &a[i], kinds[i], i >= 3, names[i]) < 0) {
+        if (get_arr(o[i], &a[i], kinds[i], i >= 3 ? OUT : IN, names[i]) < 0) {
             release(a, 7);
             return NULL;
         }
@@ -950,7 +996,7 @@ kept_take(PyObject *self, PyObject *args)
     static const int kinds[6] = {F64, I64, I64, I64, I64, F64};
     static const char *const names[6] = {"ks", "ko", "kn", "out_g", "out_o", "out_s"};
     for (int i = 0; i < 6; i++)
-        if (get_arr(o[i], &a[i], kinds[i], 1, names[i]) < 0) {
+        if (get_arr(o[i], &a[i], kinds[i], OUT, names[i]) < 0) {
             release(a, 6);
             return NULL;
         }
@@ -1574,7 +1620,7 @@ pair_topk(PyObject *self, PyObject *args)
                                           "ks", "ko", "kn", "floor", "counts", "seeds"};
     for (int i = 0; i < 15; i++)
         if (kinds[i] >= 0 && !(i == 14 && o[i] == Py_None)
-                && get_arr(o[i], &a[i], kinds[i], i >= 9, names[i]) < 0) {
+                && get_arr(o[i], &a[i], kinds[i], i >= 9 ? OUT : IN, names[i]) < 0) {
             release(a, 15);
             return NULL;
         }
@@ -2248,13 +2294,13 @@ static PyObject *
 repr_floats(PyObject *self, PyObject *arg)
 {
     Arr a;
-    if (get_arr(arg, &a, F64, 0, "scores") < 0) {
+    if (get_arr(arg, &a, F64, IN_ANY, "scores") < 0) {
         release(&a, 1);
         return NULL;
     }
     PyObject *list = PyList_New(a.n);
     for (Py_ssize_t i = 0; list && i < a.n; i++) {
-        double v = F64P(a)[i];
+        double v = f64_at(a.p, i);
         if (!isfinite(v)) {
             Py_CLEAR(list);
             PyErr_SetString(PyExc_ValueError, "repr_floats: a score not finite");
@@ -2365,7 +2411,8 @@ neighbours_json(PyObject *self, PyObject *args)
     if (PyObject_GetBuffer(ids_obj, &ids, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
     Arr sc;
-    if (get_arr(scores_obj, &sc, F64, 0, "scores") < 0) {
+    /* (scores at any address: a row merge_top_k handed back as it is) */
+    if (get_arr(scores_obj, &sc, F64, IN_ANY, "scores") < 0) {
         PyBuffer_Release(&ids);
         release(&sc, 1);
         return NULL;
@@ -2378,7 +2425,7 @@ neighbours_json(PyObject *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++)
-        if (!isfinite(F64P(sc)[i])) {
+        if (!isfinite(f64_at(sc.p, i))) {
             result = Py_NewRef(Py_None);
             goto done;
         }
@@ -2403,7 +2450,6 @@ neighbours_json(PyObject *self, PyObject *args)
         goto done;
     char *w = PyBytes_AS_STRING(out), *start = w;
     const unsigned char *id = ids.buf;
-    const double *v = F64P(sc);
     if (key) {
         w = quoted_hex_uuid((const unsigned char *)key, w);
         *w++ = '\t';
@@ -2417,7 +2463,7 @@ neighbours_json(PyObject *self, PyObject *args)
         w = quoted_hex_uuid(id, w);
         *w++ = ':';
         *w++ = ' ';
-        int len = format_score(v[i], w);
+        int len = format_score(f64_at(sc.p, i), w);
         if (len < 0) {
             Py_DECREF(out);
             goto done;
