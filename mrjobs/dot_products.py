@@ -59,8 +59,9 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
                             check_dot_products_options,
                             dot_products_memory_advice)
 from mrjobs.strategies.blocks import BlocksStrategy
-from mrjobs.strategies.sizing import (bytes_per_entry, default_blocks, df_cut_form,
-                                     pair_threads, vector_entries, whole_rows)
+from mrjobs.strategies.sizing import (bytes_per_entry, data_first_line, default_blocks,
+                                     df_cut_form, input_data_bytes, pair_threads,
+                                     vector_entries, whole_rows)
 from mrjobs.counters import (INPUT, NOT_SCORABLE, Counters, QUERY_VECTOR_IDS,
                              QUERY_VECTORS_READ, VECTOR_IDS, VECTORS_READ)
 from mrjobs.parsing import FORMATS, POSTINGS
@@ -68,8 +69,8 @@ from mrjobs.strategies.combining import PostingBuffer
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.measures import get as get_measure, prepare_rows
 from mrjobs.scoring import RowMerger, Scorer, output_rows
-from mrjobs.runtime.paths import (OverlapError, first_line, is_query_path, local_size,
-                                  queries_for_tasks, query_names, split_path)
+from mrjobs.runtime.paths import (OverlapError, is_query_path, queries_for_tasks,
+                                  query_names, split_path)
 from mrjobs.strategies.contract import Context, by_family
 from mrjobs.strategies.stripes import StripesStrategy
 
@@ -170,16 +171,17 @@ class MRSparseDotProducts(SparseJob):
         return kwargs
 
     def _input_size(self):
-        """Bytes of the local input files (and queries), or None."""
+        """Bytes of data of the local input files (and queries; a compressed
+        file's uncompressed bytes, estimated), or None."""
         paths = (list(self.options.args) or ["-"]) + (
             [self.options.queries] if self.options.queries else [])
-        return local_size(paths)
+        return input_data_bytes(paths)
 
     def _default_blocks(self):
         """--blocks from the input's size (local files), its format, the
         runner's cores and --top-k against a vector's entries."""
         o = self.options
-        line = first_line(list(o.args) or ["-"])
+        line = data_first_line(list(o.args) or ["-"])
         return default_blocks(self._input_size(), o.runner or "inline", o.num_cores,
                               o.buffer_entries, bytes_per_entry(o.input_format, line),
                               top_k=o.top_k,

@@ -24,7 +24,7 @@ from mrjobs.counters import (DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_PO
                              EMPTY_VECTOR, INPUT, POSTING_LISTS_READ, SKIPPED, VECTORS_READ,
                              ZERO_WEIGHT, Counters)
 from mrjobs.kernels import merge_sum, sort_sum
-from mrjobs.options import add_common_options, command_name
+from mrjobs.options import add_common_options, command_name, numbers_as_values
 from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTINGS, TINY_WEIGHT,
                             InputError, float32_zeros, parse_vector, sorted_json,
                             weight_limit)
@@ -118,6 +118,9 @@ class SparseJob(MRJob):
         return "%s [options] [input files]" % name if name else super()._usage()
 
     def load_args(self, args):
+        # (--threshold -1e-3: argparse takes only -1 and -.5 for values; mrjob
+        # parses _cl_args again for the tasks' and the runner's arguments)
+        self._cl_args = args = numbers_as_values(self.arg_parser, args)
         super().load_args(args)
         self._check_options()
 
@@ -238,8 +241,9 @@ class SparseJob(MRJob):
             parsed = parse_vector(line, self.options.input_format, self.options.float32)
         except InputError as e:
             if self.options.strict:
+                first = self._lines == 1 and _split_start() == 0  # the file's first line
                 hint = "; is the input in an accepted format? --input-format " + FORMAT_HINT \
-                    if self._lines == 1 and e.kind != BAD_WEIGHT else ""
+                    if first and e.kind != BAD_WEIGHT else ""
                 raise InputError(e.kind, "%s: %s: %s (line: %s%s)" % (
                     _where(self._lines), e.kind, e, shown_line(line), hint)) from None
             self.counts.add(INPUT, e.kind)
@@ -345,7 +349,7 @@ def _where(line_in_task):
     number in the file (counted where the file is local and the task's split
     starts inside it; said to be relative to the split where it cannot be)."""
     path = SparseJob._input_file()
-    start = int(jobconf_from_env("mapreduce.map.input.start", "0") or 0)
+    start = _split_start()
     if path.startswith("file:"):
         path = local_path(path)
     if start == 0:
@@ -357,6 +361,11 @@ def _where(line_in_task):
     except OSError:
         return ("%s, line %d of the split that starts at byte %d (the line number in the "
                 "file is not known here)" % (path, line_in_task, start))
+
+
+def _split_start():
+    """The byte of its input file at which this map task's split starts."""
+    return int(jobconf_from_env("mapreduce.map.input.start", "0") or 0)
 
 
 def _chunks(f, nbytes, size=1 << 20):

@@ -17,7 +17,7 @@ from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, MAX_BL
 __all__ = ["add_common_options", "add_dot_products_options", "check_dot_products_options",
            "at_least", "finite_float", "command_name", "suggesting", "MAX_COUNT",
            "MAX_BUFFER_ENTRIES", "MAX_CORES", "MAX_TOP_K", "LARGE_TOP_K",
-           "dot_products_memory_advice", "check_blocks_against_lines"]
+           "dot_products_memory_advice", "check_blocks_against_lines", "numbers_as_values"]
 
 #: the largest --max-df (and --num-features): beyond any corpus's count, and
 #: far from int64's end in the tasks' arithmetic
@@ -295,3 +295,34 @@ def check_blocks_against_lines(o, error):
                   "vectors only adds empty block pairs (at most %d here)"
                   % (o.blocks, lines, max(lines, 1)))
 
+
+def numbers_as_values(ap, argv):
+    """``argv`` with each ``--option -N`` joined into ``--option=-N`` where
+    the option takes a value and ``-N`` reads as a number (``-1e-3``,
+    ``-inf``): argparse takes only ``-1`` and ``-.5`` for a value, and
+    anything else that begins with ``-`` for an option ("expected one
+    argument").  The value then meets the option's own check (``--threshold
+    -inf``: "must be a finite number, not -inf", as the job says it)."""
+    takes_value = {s for a in ap._actions if a.nargs is None and a.option_strings
+                   for s in a.option_strings}
+    out, argv = [], list(argv)
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in takes_value and i + 1 < len(argv) and _negative_number(argv[i + 1]):
+            out.append("%s=%s" % (arg, argv[i + 1]))
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+def _negative_number(text):
+    if not text.startswith("-") or text.startswith("--"):
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -4,7 +4,11 @@ For users who test their own jobs: :func:`run_job` writes the sample lines
 to a temporary file, runs the job with mrjob's inline runner (or another
 runner that works on this machine, such as ``"local"``), and returns the
 output decoded by the job's own output protocol, in a deterministic order,
-together with the job's counters.
+together with the job's counters.  A run leaves nothing behind, failed
+or not: mrjob's temporary files go under the run's own temporary directory
+(mrjob keeps them after a failure), and its setup wrapper's lock file,
+``/tmp/wrapper.lock.<job key>`` (made by the tasks of the local and Hadoop
+runners, removed by no one), goes with them.
 
 Examples
 --------
@@ -94,6 +98,11 @@ def run_job(job_class, input_lines=None, args=(), runner="inline", input_paths=(
     Returns
     -------
     JobRun
+
+    Notes
+    -----
+    mrjob's temporary files go under a temporary directory of the run's own
+    (``--local-tmp-dir``; one in ``args`` wins), removed when the run ends.
     """
     with tempfile.TemporaryDirectory(prefix="mrjobs-testing-") as tmp:
         paths = list(input_paths)
@@ -101,7 +110,10 @@ def run_job(job_class, input_lines=None, args=(), runner="inline", input_paths=(
             path = os.path.join(tmp, "input.txt")
             write_lines(path, input_lines)
             paths.append(path)
-        argv = ["-r", runner, "--no-conf"] + list(args) + paths
+        # mrjob's temp dir inside ours: a failed run keeps it (mrjob's
+        # cleanup_on_failure), and it then goes with ours
+        argv = ["-r", runner, "--no-conf", "--local-tmp-dir",
+                os.path.join(tmp, "mrjob")] + list(args) + paths
         job = job_class(argv)
         if runner != "inline":
             # tasks run the job's script as a program: a job class defined in
@@ -111,16 +123,37 @@ def run_job(job_class, input_lines=None, args=(), runner="inline", input_paths=(
             if script:
                 job.mr_job_script = lambda: script
         with job.make_runner() as r:
-            r.run()
-            lines = sorted(line.rstrip(b"\r\n") for line in to_lines(r.cat_output()))
-            counters = {}
-            for step in r.counters():
-                for group, names in step.items():
-                    g = counters.setdefault(group, {})
-                    for name, n in names.items():
-                        g[name] = g.get(name, 0) + n
+            try:
+                r.run()
+                lines = sorted(line.rstrip(b"\r\n") for line in to_lines(r.cat_output()))
+                counters = _counters(r)
+            finally:
+                _remove_setup_lock(r)
         protocol = job.output_protocol()
         return JobRun([protocol.read(line) for line in lines], counters, lines)
+
+
+def _counters(runner):
+    """``{group: {name: total over the steps}}`` of a runner that has run."""
+    counters = {}
+    for step in runner.counters():
+        for group, names in step.items():
+            g = counters.setdefault(group, {})
+            for name, n in names.items():
+                g[name] = g.get(name, 0) + n
+    return counters
+
+
+def _remove_setup_lock(runner):
+    """Remove mrjob's setup wrapper lock of ``runner``'s run,
+    ``/tmp/wrapper.lock.<job key>`` (the path is written into mrjob.bin's
+    wrapper script, whatever TMPDIR says): each task of a run that ships
+    files -- every local run, which ships mrjob itself -- makes it, and
+    nothing removes it."""
+    try:
+        os.remove("/tmp/wrapper.lock.%s" % runner.get_job_key())
+    except OSError:  # none: no task ran a wrapper
+        pass
 
 
 def _task_script(job_class, directory):

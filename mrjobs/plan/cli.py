@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from mrjobs.measures import MEASURES, get as get_measure
-from mrjobs.parsing import FORMATS
+from mrjobs.options import finite_float, numbers_as_values
+from mrjobs.parsing import FORMATS, POSTINGS
 from mrjobs.plan.estimates import MAX_TASKS, estimate, job_args
 from mrjobs.plan.report import as_json, format_comparison, format_plan
 from mrjobs.plan.runs import CALIBRATION, calibrate, comparison, load_calibration, measure_run
@@ -50,12 +51,17 @@ def _parser():
     job.add_argument("--buffer-entries", type=int, default=1000000, metavar="N")
     job.add_argument("--max-df", type=int, metavar="N")
     job.add_argument("--top-k", type=int, metavar="K")
-    job.add_argument("--threshold", type=float, metavar="T")
+    job.add_argument("--threshold", type=finite_float, metavar="T")
     job.add_argument("--measure", choices=MEASURES, default="dot")
     job.add_argument("--num-features", type=int, metavar="N")
     job.add_argument("--include-self", action="store_true")
     job.add_argument("--float32", action="store_true")
-    job.add_argument("--input-format", choices=FORMATS, default="auto")
+    job.add_argument("--input-format", choices=FORMATS + (POSTINGS,), default="auto")
+    job.add_argument("--output-format", choices=("json", "compact"), default="json")
+    job.add_argument("--output-dir", metavar="DIR",
+                     help="where the job writes its output: without it, the output goes "
+                          "to stdout, staged in the local runner's temp dir first (counted "
+                          "in the temporary disk)")
     job.add_argument("-r", "--runner", help="the runner the job will use (its default "
                      "block count depends on it: local counts the cores)")
     job.add_argument("--num-cores", type=int, metavar="N")
@@ -143,13 +149,15 @@ def _check_writable(ap, path):
 #: the job's options the planner reads, under the same names
 JOB_OPTIONS = ("queries", "strategy", "blocks", "pair_threads", "buffer_entries", "max_df",
                "top_k", "threshold", "measure", "num_features", "include_self", "float32",
-               "input_format", "runner", "num_cores", "no_prune")
+               "input_format", "runner", "num_cores", "no_prune", "output_format",
+               "output_dir")
 
 
 def parse_options(argv):
     """The planner's options from a command line, unchecked (for callers
     that build it themselves)."""
-    return _parser().parse_args(list(argv))
+    ap = _parser()
+    return ap.parse_args(numbers_as_values(ap, argv))
 
 
 def options_for_job(job_options, inputs, sample_lines=2000, pair_sample=500):
@@ -190,7 +198,7 @@ def _flat(constants):
 
 def main(argv=None):
     ap = _parser()
-    o = ap.parse_args(argv)
+    o = ap.parse_args(numbers_as_values(ap, sys.argv[1:] if argv is None else argv))
     _check(ap, o)
     try:
         if o.calibrate:

@@ -10,11 +10,11 @@ from mrjobs.pairs.kernel import LIVE_SHARE_MAX
 from mrjobs.plan import resources
 from mrjobs.plan.sample import PlanError
 from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
-from mrjobs.runtime.paths import first_line, local_size
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
-                                      bytes_per_entry, cores, default_blocks, df_cut_form,
-                                      estimate_blocks, one_block_pays, pair_memory_bytes,
-                                      reducers, vector_entries, whole_rows)
+                                      bytes_per_entry, cores, data_first_line, default_blocks,
+                                      df_cut_form, estimate_blocks, input_data_bytes,
+                                      one_block_pays, pair_memory_bytes, reducers,
+                                      vector_entries, whole_rows)
 
 __all__ = ["POSTING_ENTRY_BYTES", "MAX_TASKS", "estimate", "job_args"]
 
@@ -126,7 +126,7 @@ def _pairs(fams, n_cols, o):
     keep = np.zeros_like(share)
     keep[r[ok], c[ok]] = True
     deg = keep.sum(axis=1) * deg_scale
-    out = {"pair_scale": pair_scale, "deg": deg}
+    out = {"pair_scale": pair_scale, "deg": deg, "score_chars": _score_chars(sc[ok], o)}
     if len(fams) == 1:
         rank = np.argsort(np.argsort(rows_f.s.docs[ir], kind="stable"))
         up = rank[None, :] > rank[:, None]
@@ -144,6 +144,42 @@ def _pairs(fams, n_cols, o):
     return out
 
 
+def _score_chars(scores, o):
+    """Mean length of a score in the output's JSON (``repr`` of the float64,
+    as the job writes it), over at most 20,000 of the sample's kept scores;
+    17 where none was kept."""
+    if not scores.shape[0]:
+        return 17.0
+    picked = scores[::max(1, scores.shape[0] // 20000)]
+    if o.float32:  # scored in float32, written as the float64 it converts to
+        picked = picked.astype(np.float32).astype(np.float64)
+    return float(np.mean([len(repr(x)) for x in picked.tolist()]))
+
+
+#: bytes of an output line beside its neighbours: ``"<uuid>"``, TAB, the
+#: braces and the newline, less the ", " the last neighbour goes without
+LINE_BYTES = 38 + 1 + 2 + 1 - 2
+#: bytes of a neighbour beside its score: ``"<uuid>": `` and ``, ``
+NEIGHBOUR_BYTES = 38 + 2 + 2
+
+
+def output_bytes(e, wire, o):
+    """Bytes of the job's output: a line for each row vector with at least
+    one neighbour, its ``min(K, kept neighbours)`` neighbours (under
+    ``--include-self``, itself too), each as its JSON writes it (or its
+    compact records under ``--output-format compact``), from the
+    sub-sample's rows' neighbour counts and scores."""
+    f, deg = e["fams"][-1], e["pairs"]["deg"]
+    if o.include_self and len(e["fams"]) == 1:
+        deg = deg + 1.0
+    shown = np.minimum(deg, o.top_k) if o.top_k else deg
+    lines = float((shown >= 0.5).mean()) * f.N if shown.shape[0] else 0.0
+    neighbours = float(shown.mean()) * f.N if shown.shape[0] else 0.0
+    if getattr(o, "output_format", "json") == "compact":
+        return wire.stripe(lines, neighbours, wire.doc_key)
+    return lines * LINE_BYTES + neighbours * (NEIGHBOUR_BYTES + e["pairs"]["score_chars"])
+
+
 # -- blocks, memory, time ----------------------------------------------------------
 
 def job_args(o, inputs=None):
@@ -156,9 +192,11 @@ def job_args(o, inputs=None):
                         ("--max-df", o.max_df), ("--top-k", o.top_k),
                         ("--threshold", o.threshold), ("--measure", o.measure),
                         ("--num-features", o.num_features), ("--input-format", o.input_format),
-                        ("-r", o.runner), ("--num-cores", o.num_cores)):
-        if value is not None:
-            args += [flag, str(value)]
+                        ("--runner", o.runner), ("--num-cores", o.num_cores),
+                        ("--output-format", None if getattr(o, "output_format", "json") == "json"
+                         else o.output_format)):
+        if value is not None:  # one word: a negative value is no option (-1e-3)
+            args.append("%s=%s" % (flag, value))
     for flag, on in (("--float32", o.float32), ("--include-self", o.include_self)):
         if on:
             args.append(flag)
@@ -177,8 +215,8 @@ def _job_blocks(o, input_bytes, mean_length):
         paths = (list(o.inputs) or ["-"]) + ([o.queries] if o.queries else [])
         logging.getLogger("mrjobs.strategies.sizing").disabled = True
         try:
-            line = first_line(o.inputs or ["-"])
-            b = default_blocks(local_size(paths), o.runner, o.num_cores,
+            line = data_first_line(o.inputs or ["-"])
+            b = default_blocks(input_data_bytes(paths), o.runner, o.num_cores,
                                input_bytes_per_entry=bytes_per_entry(o.input_format, line),
                                top_k=o.top_k,
                                entries_per_vector=vector_entries(o.input_format, line),
@@ -230,7 +268,8 @@ def _resources(e, fams, n_feat, o, cal):
     e["prune_pays"] = None if share is None else bool(share <= LIVE_SHARE_MAX)
     e["memory_by_kind"] = resources.memory_by_kind(e, o, c)
     e["peak_rss_bytes"] = max(e["memory_by_kind"].values())
-    e["temp_disk_bytes"] = (resources.temp_disk_bytes(e["steps"], e["input_bytes"])
+    e["temp_disk_bytes"] = (resources.temp_disk_bytes(e["steps"], e["input_bytes"],
+                                                      e["staged_output_bytes"])
                             if o.runner in (None, "local") else None)
 
 
@@ -321,6 +360,10 @@ def estimate(corpus, queries, o, calibration=None):
                                        cores(o.num_cores), SPLIT_BYTES)
     e["map_tasks"] = _map_tasks(e["input_bytes"], o)
     e["steps"] = job_steps(e, wire, o, R)
+    e["output_bytes"] = output_bytes(e, wire, o)
+    # without --output-dir the last step writes the output into the temp
+    # dir, whence it is copied to stdout at the end (runtime.report.write_output)
+    e["staged_output_bytes"] = 0.0 if getattr(o, "output_dir", None) else e["output_bytes"]
     e["calibration"] = calibration
     _resources(e, fams, n_feat, o, calibration)
     if o.max_df is not None:

@@ -30,7 +30,9 @@ def _sample_line(e, o):
     parts = []
     for f, name in zip(e["fams"], ("input", "queries")):
         s = f.s
-        how = "the whole input" if s.complete else "%s evenly spaced lines" % _n(s.lines)
+        how = ("the whole input" if s.complete else
+               "the documents hashed below a bound in all %s posting lists" % _n(s.lines)
+               if o.input_format == "postings" else "%s evenly spaced lines" % _n(s.lines))
         parts.append("%s: %d file(s), %s; sample %s, %s vectors%s -> %s vectors%s" % (
             name, s.files, _size(s.total_bytes), how, _n(s.n),
             " (%d bad lines)" % s.bad if s.bad else "", _n(f.N),
@@ -92,9 +94,12 @@ def format_plan(e, o):
         _size(e["peak_rss_bytes"]), ", ".join("%s %s" % (k, _size(v)) for k, v in sorted(
             e["memory_by_kind"].items(), key=lambda kv: -kv[1]))))
     if e.get("temp_disk_bytes") is not None:
-        lines.append("  temporary disk (local runner): about %s at its peak, %.1fx the input"
+        lines.append("  temporary disk (local runner): about %s at its peak, %.1fx the input%s"
                      % (_size(e["temp_disk_bytes"]),
-                        e["temp_disk_bytes"] / max(e["input_bytes"], 1)))
+                        e["temp_disk_bytes"] / max(e["input_bytes"], 1),
+                        "; with the output, %s, staged there for stdout (--output-dir puts "
+                        "it beside that directory)" % _size(e["staged_output_bytes"])
+                        if e.get("staged_output_bytes") else ""))
     if e.get("prune_pays") is not None:
         lines.append("  pruning: %s (the bounds leave %.0f%% of a block pair's products "
                      "live in the sample; the job prunes a block pair at <= %.0f%%)" % (

@@ -50,9 +50,12 @@ def _steps_ok(steps):
         for v in steps.values())
 
 
-def temp_disk_bytes(steps, input_bytes):
+def temp_disk_bytes(steps, input_bytes, staged_output=0.0):
     """Peak bytes of a local run's temp dir, as the job's local runner keeps
-    it (:mod:`mrjobs.runtime.localrunner`: a file goes once read).
+    it (:mod:`mrjobs.runtime.localrunner`: a file goes once read), with
+    ``staged_output`` the bytes of output written there (the whole output,
+    without ``--output-dir``: it is copied to stdout after the last step;
+    0 where it goes to ``--output-dir``, beside which it is written).
 
     A step's map output, its sorted copy and the reducers' splits of that are
     each about the step's shuffle bytes ``S``; an intermediate output is about
@@ -60,15 +63,17 @@ def temp_disk_bytes(steps, input_bytes):
     step's map (the runner's copy of the input and the map output), a sort (its
     input and output), a split (the sorted file and its splits) and the
     reducers (their input and the output they write): the largest of
-    ``input + S_0``, ``2 S_s`` and ``S_s + S_{s+1}``.  ``sort`` spilling to
+    ``input + S_0``, ``2 S_s``, ``S_s + S_{s+1}`` and the last step's
+    ``S_last + staged_output`` (the copy to stdout then frees, or leaves, what
+    it copies: no more).  ``sort`` spilling to
     temporary files (inputs beyond its memory, an eighth of the machine's by
     default) is not counted.
     """
     s = [float(x["bytes"]) for x in steps]
     if not s:
-        return float(input_bytes)
+        return float(input_bytes + staged_output)
     phases = [input_bytes + s[0]] + [2 * x for x in s] + [a + b for a, b in zip(s, s[1:])]
-    return max(phases)
+    return max(phases + [s[-1] + staged_output])
 
 
 def memory_by_kind(e, o, c):

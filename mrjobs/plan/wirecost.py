@@ -5,6 +5,7 @@ import numpy as np
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.measures import get as get_measure
+from mrjobs.parsing import POSTINGS
 from mrjobs.strategies.scheme import pairs_write_rows
 
 __all__ = ["Wire", "vectors_step", "job_steps"]
@@ -280,8 +281,9 @@ def job_steps(e, wire, o, R):
 
 def _blocks_steps(e, wire, o, R):
     """The blocks strategy's steps, the rows step last."""
-    if o.max_df is None:
+    if o.max_df is None and o.input_format != POSTINGS:
         return [_direct_pairs_step(e, wire, o, e["map_tasks"]), _rows_blocks(e, wire, o)]
+    # posting lists are merged into vectors by a vectors step first (the job's _direct)
     steps = [vectors_step(e, wire)]
     if e["df_cut_form"] == "join":
         steps.append(_postings_step(e, wire, "df", o, R))

@@ -8,18 +8,29 @@
   ``--output-dir`` as it was; a directory that appeared or changed there
   meanwhile makes the run fail, and both outputs are kept.
 * :class:`FsOutputCommitter` -- the same on Hadoop's default filesystem.
+
+Both look at the output location before any work (:meth:`OutputCommitter.note`):
+a place the commit could not rename into (a mount point, a read-only or
+unwritable parent) or a filesystem Hadoop cannot reach is refused then, not
+after the whole run.
 """
 import os
 import shutil
 import uuid
 from urllib.parse import urlsplit
 
-__all__ = ["OutputCommitter", "FsOutputCommitter", "OutputConflict", "rename_noreplace"]
+__all__ = ["OutputCommitter", "FsOutputCommitter", "OutputConflict", "OutputLocationError",
+           "rename_noreplace"]
 
 from mrjobs.runtime.paths import local_path
 
 class OutputConflict(OSError):
     """``--output-dir`` holds something the run was not allowed to replace."""
+
+
+class OutputLocationError(OutputConflict):
+    """``--output-dir`` is where the commit cannot put the output: a mount
+    point, an unwritable parent, a filesystem that cannot be reached."""
 
 
 #: flags of Linux's renameat2(2)
@@ -91,6 +102,18 @@ def _exchange(a, b):
         os.rename(a, b)
         os.rename(aside, a)
         raise
+
+
+def _make_and_rename(probe):
+    """Make the directory ``probe``, rename it, remove it: what the commit
+    will need of its parent.  Raises the :class:`OSError` of the first step
+    that failed."""
+    os.mkdir(probe)
+    try:
+        os.rename(probe, probe + "-renamed")
+        probe += "-renamed"
+    finally:
+        os.rmdir(probe)
 
 
 def _look(path):
@@ -178,6 +201,7 @@ class OutputCommitter:
                         "a file" if os.path.exists(target) else "not there"))
             self.final = target  # the output goes where the link points
             self._new_tmp()
+        self.check_location()
         seen = _look(self.final)
         if seen is not None and seen[0] != "dir":
             raise OutputConflict("--output-dir %s is a file, not a directory: give a "
@@ -190,6 +214,32 @@ class OutputCommitter:
                 "pass --overwrite-output" % (self.given, len(names), names[0]))
         self.noted = seen
         return seen
+
+    def check_location(self):
+        """Refuse what the commit's rename would fail on, before any work:
+        ``--output-dir`` on a mount point, or a parent in which this process
+        cannot make and rename a directory (a read-only filesystem, no
+        permission) -- tried for real, as the run would do it.  Raises
+        :class:`OutputLocationError`."""
+        if os.path.ismount(self.final):
+            raise OutputLocationError(
+                "--output-dir %s is a mount point, which the job cannot replace (it "
+                "writes its output beside it and renames it into place at the end): "
+                "give a directory inside it, e.g. %s" % (
+                    self.given, os.path.join(self.given, "output")))
+        where = os.path.dirname(self.final)
+        while not os.path.lexists(where):  # the run makes the missing parents
+            where = os.path.dirname(where)
+        probe = os.path.join(where, ".%s.mrsparse-probe-%s" % (
+            os.path.basename(self.final), uuid.uuid4().hex[:8]))
+        try:
+            _make_and_rename(probe)
+        except OSError as e:
+            raise OutputLocationError(
+                "--output-dir %s cannot be written: making and renaming a directory in "
+                "%s failed (%s), and the job writes its output there and renames it into "
+                "place at the end: choose a directory you can write to" % (
+                    self.given, where, e.strerror or e)) from None
 
     def commit(self):
         """Write ``_SUCCESS`` and move the output into place: one rename (an
@@ -286,10 +336,27 @@ class FsOutputCommitter(OutputCommitter):
                 proc.stderr.strip().splitlines() or ["exit status %d" % proc.returncode])[-1]))
         return proc
 
+    def local_mode_path(self):
+        """The local directory a plain ``--output-dir`` path (no scheme)
+        means where Hadoop runs in local mode, its default filesystem
+        ``file:///``: Hadoop itself takes the path there, as mrjob takes plain
+        input paths -- not on an HDFS that is not there (mrjob's rewrite).
+        None for a URI, or on a cluster."""
+        if urlsplit(self.given).scheme:
+            return None
+        try:  # the first column of `fs -df /`: the default filesystem's URI
+            rows = [r.split() for r in self._hadoop("-df", "/").stdout.splitlines()]
+        except OSError:
+            return None  # unknown: the look at the path says what is wrong
+        default = rows[1][0] if len(rows) > 1 and rows[1] else ""
+        return os.path.abspath(self.given) if default.startswith("file:") else None
+
     def _look(self, path):
         stat = self._hadoop("-stat", "%F|%Y", path, ok=(0, 1))
-        if stat.returncode:
+        if stat.returncode and "No such file or directory" in stat.stderr:
             return None
+        if stat.returncode:  # "nothing there" is not what Hadoop said
+            self._unreachable(path, stat.stderr)
         kind, _, mtime = stat.stdout.strip().rpartition("|")
         if kind != "directory":
             return ("other", kind, mtime, ())
@@ -303,6 +370,17 @@ class FsOutputCommitter(OutputCommitter):
                 head, _, rel = fields[7].partition(where)
                 entries.append(tuple(fields[:7]) + (rel if _ else head,))
         return ("dir", None, mtime, tuple(sorted(entries)))
+
+    def _unreachable(self, path, stderr):
+        said = ([l for l in stderr.splitlines() if l.strip() and " WARN " not in l]
+                or ["no reason given"])[-1]
+        said = said.split("; For more details see")[0].removeprefix("stat: ")
+        raise OutputLocationError(
+            "--output-dir %s%s is on %s://, which Hadoop cannot reach from here (%s): "
+            "start that filesystem or give --output-dir on one Hadoop reaches (a "
+            "file:/// URI for a local directory)" % (
+                self.given, "" if path.startswith(self.given) else " (%s)" % path,
+                urlsplit(path).scheme or "the default filesystem", said))
 
     def note(self):
         seen = self._look(self.final)

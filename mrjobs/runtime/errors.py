@@ -2,10 +2,13 @@
 import errno
 import tempfile
 
-__all__ = ["JobError", "TaskFailed", "TASK_FAILED", "os_error_text"]
+__all__ = ["JobError", "TaskFailed", "TASK_FAILED", "INPUT_FAILED", "os_error_text"]
 
 #: how a task's own error line starts (found in its stderr by the launcher)
 TASK_FAILED = "mrsparse: task failed: "
+#: how it starts where a bad input line stopped the task (``--strict``): the
+#: same words as the inline runner's launcher says it in
+INPUT_FAILED = "mrsparse: error: "
 
 
 class JobError(Exception):

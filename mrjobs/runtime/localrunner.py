@@ -88,7 +88,9 @@ from mrjob.local import _TaskFailedException  # noqa: E402
 from mrjob.util import cmd_line  # noqa: E402
 from mrjob.sim import _symlink_or_copy  # noqa: E402
 
+import mrjobs.runtime.compressed  # noqa: E402,F401  (every gzip member, bz2 stream)
 from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
+from mrjobs.runtime.paths import HadoopInputs  # noqa: E402
 from mrjobs.runtime.tempdisk import removes_local_tmp  # noqa: E402
 
 __all__ = ["LocalRunner", "task_count", "split_bounds", "SPLIT_BYTES", "BALANCE_BYTES",
@@ -137,8 +139,9 @@ def task_count(nbytes, cores, split_bytes, given=None):
     return max(1, min(cores, -(-nbytes // split_bytes)))
 
 
-class LocalRunner(LocalMRJobRunner):
-    """mrjob's local runner with tasks sized to the work (see the module)."""
+class LocalRunner(HadoopInputs, LocalMRJobRunner):
+    """mrjob's local runner with tasks sized to the work (see the module);
+    an input directory's hidden files skipped (:class:`~mrjobs.runtime.paths.HadoopInputs`)."""
 
     alias = "local"
 

@@ -7,6 +7,10 @@
   removed (local paths resolved, URIs compared by scheme, authority and path).
 * :func:`input_kind`, :func:`refuse_device` -- pipes and stdin (read once into
   files by :mod:`mrjobs.runtime.streams`), devices refused.
+* :func:`is_hidden`, :func:`listed_files`, :func:`refuse_unread` -- the files
+  of an input path as Hadoop's FileInputFormat lists them (names beginning
+  with ``_`` or ``.`` skipped: ``_SUCCESS``, ``_logs/``, ``.part-00000.crc``),
+  the one listing every runner, check and size of the job goes by.
 * :func:`local_files`, :func:`local_size`, :func:`tree_bytes` -- the files a
   local path, directory or glob names, and their bytes.
 """
@@ -19,7 +23,8 @@ import sys
 from urllib.parse import urlsplit
 
 __all__ = ["is_local", "local_path", "relation", "refuse_overlap", "OverlapError", "InputPathError",
-           "STDIN", "stdin_fd", "refuse_device", "is_stream", "input_kind", "matches", "tree_bytes",
+           "STDIN", "stdin_fd", "refuse_device", "is_stream", "input_kind", "is_hidden",
+           "listed_files", "refuse_unread", "RECURSIVE_KEYS", "HadoopInputs", "tree_bytes",
            "split_path", "local_files", "local_lines", "local_size", "first_line", "refuse_query_overlap",
            "is_query_path", "query_names", "queries_for_tasks"]
 
@@ -170,7 +175,7 @@ def input_kind(path, option):
         refuse_device(st, "%s %s" % (option, path))
         if is_stream(st):
             return "stream"
-    for f in matches(plain):
+    for f in listed_files(plain):
         try:
             fst = os.stat(f)
         except OSError:
@@ -183,17 +188,117 @@ def input_kind(path, option):
     return "files"
 
 
-def matches(path):
-    """Every file the local path, glob or directory names (unresolved), in a
-    fixed order: the glob's matches sorted, a directory's tree walked in
-    sorted order."""
+def is_hidden(name):
+    """True for a file or directory name Hadoop's FileInputFormat skips (its
+    ``hiddenFileFilter``): one that begins with ``_`` or ``.``, as the
+    ``_SUCCESS``, ``_logs/`` and ``.part-00000.crc`` of a job's output.
+
+    >>> [is_hidden(n) for n in ("_SUCCESS", ".part-00000.crc", "part-00000", "a_b.jsonl")]
+    [True, True, False, False]
+    """
+    return name.startswith(("_", "."))
+
+
+def _name(path):
+    """The last name of a path as Hadoop's ``Path.getName()`` gives it (``x/``
+    and ``x/.`` are ``x``; ``.`` is the current directory's name)."""
+    return os.path.basename(os.path.normpath(os.path.abspath(path)))
+
+
+def listed_files(path):
+    """Every file the job reads for a local path, glob or directory, as
+    Hadoop's FileInputFormat lists it, in a fixed order (the glob's matches
+    sorted, a directory's tree walked in sorted order; paths unresolved).
+
+    A match whose own name is hidden (:func:`is_hidden`) is no input, even
+    named on its own: Hadoop says "Input path does not exist" for it.  In a
+    directory, hidden files and directories are skipped at every depth;
+    other subdirectories are read, as the inline and local runners always
+    did and Hadoop does with ``mapreduce.input.fileinputformat.input.dir.recursive``
+    (without it Hadoop refuses them: :func:`refuse_unread` says so first).
+    """
     for m in sorted(glob.glob(path)):
+        if is_hidden(_name(m)):
+            continue
         if os.path.isdir(m):
-            for root, _, files in sorted(os.walk(m)):
-                for f in sorted(files):
-                    yield os.path.join(root, f)
+            yield from _walk(m, set())
         else:
             yield m
+
+
+def _walk(folder, seen):
+    """The files under ``folder``, hidden names skipped, links followed (as
+    mrjob's runners read them), each directory once (a link loop ends)."""
+    try:
+        st = os.stat(folder)
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return
+    if (st.st_dev, st.st_ino) in seen:
+        return
+    seen.add((st.st_dev, st.st_ino))
+    for name in names:
+        if is_hidden(name):
+            continue
+        path = os.path.join(folder, name)
+        if os.path.isdir(path):
+            yield from _walk(path, seen)
+        else:
+            yield path
+
+
+#: Hadoop's switch to read an input directory's subdirectories (and its
+#: deprecated name); without it a subdirectory fails the job ("Not a file")
+RECURSIVE_KEYS = ("mapreduce.input.fileinputformat.input.dir.recursive",
+                  "mapred.input.dir.recursive")
+
+
+def refuse_unread(path, option, recursive=False):
+    """An :class:`InputPathError` for a local input path Hadoop would not
+    read: one whose every match has a hidden name (Hadoop: "Input path does
+    not exist", or "matches 0 files" for a glob), or -- unless ``recursive``
+    -- a directory holding a subdirectory that is not hidden (Hadoop: "Not a
+    file").  The inline and local runners would read both; every runner
+    refuses them, before the work."""
+    plain = local_path(path)
+    found = sorted(glob.glob(plain))
+    if found and all(is_hidden(_name(m)) for m in found):
+        raise InputPathError(
+            "%s %s is hidden: its name begins with %r, and Hadoop reads no file or "
+            "directory so named, as it skips _SUCCESS, _logs/ and .crc files (it says "
+            "\"Input path does not exist\"). Rename it"
+            % (option, path, _name(found[0])[0]))
+    if recursive:
+        return
+    for m in found:
+        sub = _subdirectory(m) if os.path.isdir(m) and not is_hidden(_name(m)) else None
+        if sub:
+            raise InputPathError(
+                "%s %s holds the directory %s: Hadoop reads the files of an input "
+                "directory, not its subdirectories (\"Not a file\"). Give the "
+                "subdirectories as inputs (e.g. %s), or pass -D %s=true"
+                % (option, path, sub, os.path.join(path, "*"), RECURSIVE_KEYS[0]))
+
+
+class HadoopInputs:
+    """Mixed in before mrjob's inline or local runner: the first step reads
+    the files :func:`listed_files` gives (mrjob's read every file under an
+    input directory, ``.crc`` files and ``_SUCCESS`` included)."""
+
+    def _input_paths_for_step(self, step_num):
+        if step_num:  # the previous step's part files
+            return super()._input_paths_for_step(step_num)
+        return [f for path in self._get_input_paths() for f in listed_files(local_path(path))]
+
+
+def _subdirectory(folder):
+    """The first (sorted) subdirectory of ``folder`` whose name is not hidden."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    return next((os.path.join(folder, n) for n in names if not is_hidden(n)
+                 and os.path.isdir(os.path.join(folder, n))), None)
 
 
 # -- the files a local path names ---------------------------------------------
@@ -210,7 +315,7 @@ def split_path(path):
 
 def local_files(path):
     out = set()
-    for f in matches(path):
+    for f in listed_files(path):
         real = os.path.realpath(f)
         # a pipe of /dev/fd resolves to a name that is no path ("pipe:[123]")
         out.add(real if os.path.exists(real) else os.path.abspath(f))

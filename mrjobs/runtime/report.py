@@ -9,10 +9,10 @@ import shutil
 import stat
 import sys
 
-from mrjobs.runtime.errors import TASK_FAILED
+from mrjobs.runtime.errors import INPUT_FAILED, TASK_FAILED, JobError, TaskFailed
 from mrjobs.runtime.tempdisk import removes_local_tmp
 
-__all__ = ["FailureReport", "task_failure_line", "log_cleanup", "output_paths",
+__all__ = ["FailureReport", "task_failure", "log_cleanup", "output_paths",
            "write_output"]
 
 log = logging.getLogger(__name__)
@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 
 class FailureReport(logging.Filter):
     """Holds back mrjob's multi-line account of a failed task while a job runs
-    (the task's own ``mrsparse: task failed:`` line says it in one); released
-    when no such line is found."""
+    (the task's own ``mrsparse: task failed:`` or ``mrsparse: error:`` line
+    says it in one); released when no such line is found."""
 
     def __init__(self):
         super().__init__()
@@ -53,19 +53,23 @@ class FailureReport(logging.Filter):
         self.held = []
 
 
-def task_failure_line(runner):
-    """The first ``mrsparse: task failed:`` line in the stderr of the failed
-    step's tasks (inline and local runners), or None."""
+def task_failure(runner):
+    """The error of the first ``mrsparse: task failed:`` or ``mrsparse:
+    error:`` (a bad input line under ``--strict``) line in the stderr of the
+    failed step's tasks (inline and local runners): a :class:`TaskFailed`
+    or a :class:`JobError`, told with the same words on every runner; or None."""
     step_dir = getattr(runner, "_step_dir", None)
     if step_dir is None:
         return None
+    kinds = [(TASK_FAILED.encode(), TaskFailed), (INPUT_FAILED.encode(), JobError)]
     steps = sorted(glob.glob(os.path.join(runner._get_local_tmp_dir(), "step", "[0-9]*")))
     for path in sorted(glob.glob(os.path.join(steps[-1], "*", "*", "stderr"))) if steps else ():
         try:
             with open(path, "rb") as f:
                 for line in f:
-                    if line.startswith(TASK_FAILED.encode()):
-                        return line[len(TASK_FAILED):].decode("utf-8", "replace").rstrip()
+                    for prefix, kind in kinds:
+                        if line.startswith(prefix):
+                            return kind(line[len(prefix):].decode("utf-8", "replace").rstrip())
         except OSError:
             continue
     return None

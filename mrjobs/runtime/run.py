@@ -32,12 +32,14 @@ from mrjobs.counters import run_report
 from mrjobs.parsing import InputError
 from mrjobs.runtime.commit import FsOutputCommitter, OutputCommitter, OutputConflict
 from mrjobs.runtime.errors import JobError, TaskFailed, os_error_text
-from mrjobs.runtime.paths import (OverlapError, is_local, local_path, refuse_overlap, relation,
+from mrjobs.runtime.paths import (RECURSIVE_KEYS, InputPathError, OverlapError, is_local,
+                                  local_path, refuse_overlap, refuse_unread, relation,
                                   tree_bytes)
 from mrjobs.runtime.progress import ProgressMonitor
-from mrjobs.runtime.report import FailureReport, log_cleanup, task_failure_line, write_output
+from mrjobs.runtime.report import FailureReport, log_cleanup, task_failure, write_output
 from mrjobs.runtime.runnerargs import probe
-from mrjobs.runtime.signals import catch_stop_signals, silence_stdout
+from mrjobs.runtime.signals import (catch_stop_signals, open_closed_stdio, silence_stdout,
+                                    stdout_name)
 from mrjobs.runtime.streams import InputStreams
 from mrjobs.runtime.tasks import TaskGuard, check_task_python
 from mrjobs.runtime.tempdisk import check_temp_disk
@@ -68,6 +70,7 @@ class Launch:
         self.before = self.removed = 0
 
     def run(self):
+        self.closed_stdio = open_closed_stdio()
         log_stream = self.set_up_logging()
         restore = catch_stop_signals()
         self.job.launcher = self
@@ -119,6 +122,7 @@ class Launch:
         """Check, run, commit the output, report; measure what cleanup removes."""
         self.check_inputs()
         self.check_launch_options()
+        self.check_stdout()
         self.committer = self.make_committer()
         self.guard = TaskGuard() if self.alias == "local" else None
         tmp_dirs = []
@@ -185,9 +189,9 @@ class Launch:
             with failures:
                 runner.run()
         except StepFailedException as e:
-            line = task_failure_line(runner)
-            if line:
-                raise TaskFailed(line) from None
+            error = task_failure(runner)
+            if error:
+                raise error from None
             failures.release()
             logging.getLogger("mrjob").error(str(e))
             sys.exit(1)
@@ -219,11 +223,26 @@ class Launch:
             runner._output_dir = self.committer.final  # for --cat-output
             self.committer = None
         if self.job._should_cat_output():
-            write_output(runner, self.job.stdout)
+            self.write_stdout(runner)
         if report:
             log_stream.write(report + "\n")
             log_stream.flush()
         log_cleanup(runner)
+
+    def write_stdout(self, runner):
+        """The output to stdout; an error writing there (a full disk, a
+        closed or read-only descriptor) says so, not that TMPDIR is full."""
+        try:
+            write_output(runner, self.job.stdout)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            if e.filename is not None:  # a part file's, not stdout's
+                raise
+            where = stdout_name()
+            silence_stdout()  # (Python's flush at exit would fail again)
+            raise JobError("cannot write the output to stdout%s: %s: make room there, or give "
+                           "--output-dir DIR" % (where, e.strerror or e)) from None
 
     # -- checks before anything runs ---------------------------------------------
 
@@ -242,13 +261,27 @@ class Launch:
                                    path, what, self.options.output_dir, what))
 
     def check_inputs(self):
-        """Local input paths that do not exist: a message, not a traceback."""
+        """Local input paths that do not exist, or that Hadoop would not read
+        (:func:`~mrjobs.runtime.paths.refuse_unread`): a message, not a traceback."""
+        jobconf = getattr(self.options, "jobconf", None) or {}
+        recursive = any(str(jobconf.get(k)).strip().lower() == "true" for k in RECURSIVE_KEYS)
         for option, path in [("input path", p) for p in self.options.args] + [
                 ("%s path" % opt, p) for opt, p in self.job.other_inputs()]:
-            if path == "-" or "://" in path:
+            if path == "-" or not is_local(path):
                 continue
-            if not glob.glob(path):
+            if not glob.glob(local_path(path)):
                 raise JobError("%s %s does not exist" % (option, path))
+            try:
+                refuse_unread(path, option, recursive)
+            except InputPathError as e:
+                raise JobError(str(e)) from None
+
+    def check_stdout(self):
+        """Output to a stdout the run was started without is refused before
+        the work (it would be lost)."""
+        if "stdout" in self.closed_stdio and self.job._should_cat_output():
+            raise JobError("stdout is closed (the run was started with >&- or without a "
+                           "stdout): give --output-dir DIR for the output, or open stdout")
 
     def check_launch_options(self):
         """Checks only the launcher can make (the tasks never see them)."""
@@ -265,7 +298,11 @@ class Launch:
         out = self.options.output_dir
         if isinstance(self.committer, FsOutputCommitter):
             self.committer.fs = runner.fs.hadoop
-            self.note_output(self.committer)
+            local = self.committer.local_mode_path()
+            if local:
+                self.commit_locally(runner, local)
+            else:
+                self.note_output(self.committer)
             return
         if not out or self.committer:
             return  # the committer looked at it (OutputCommitter.note)
@@ -276,8 +313,12 @@ class Launch:
         try:
             exists = runner.fs.exists(out)
             entries = list(runner.fs.ls(out)) if exists else []
-        except (IOError, OSError):
-            return  # an unreachable filesystem fails later, with mrjob's own message
+        except (IOError, OSError) as e:  # not "nothing there": refused before the work
+            raise JobError("--output-dir %s is on %s, which cannot be reached from here (%s): "
+                           "make it reachable (the filesystem and its client, e.g. "
+                           "--hadoop-bin for hdfs://) or give --output-dir on one that is"
+                           % (out, out.partition("://")[0] + "://" if "://" in out else
+                              "the runner's filesystem", e)) from None
         if not entries:
             return
         if not self.options.overwrite_output:
@@ -287,6 +328,17 @@ class Launch:
                            % (out, len(entries), entries[0]))
         log.info("--overwrite-output: removing the contents of %s", out)
         runner.fs.rm(out)
+
+    def commit_locally(self, runner, local):
+        """Hadoop in local mode (no cluster) takes a plain ``--output-dir``
+        path as the local directory ``local``, not mrjob's ``hdfs://``: the
+        local committer then, with its checks, and Hadoop writes beside it."""
+        log.info("--output-dir %s: Hadoop runs in local mode; the output goes to the local "
+                 "directory %s", self.options.output_dir, local)
+        self.committer = OutputCommitter(self.options.output_dir, self.options.overwrite_output)
+        self.note_output(self.committer)
+        self.refuse_temp_inside_output(self.committer)
+        runner._output_dir = "file://" + self.committer.tmp
 
     def check_task_python(self, runner):
         if self.alias == "inline":

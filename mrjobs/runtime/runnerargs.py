@@ -36,8 +36,12 @@ MRJOB_IMPORTS = ("pipes", "distutils.spawn", "distutils.version")
 
 
 def runner_class(alias):
-    """mrsparse's own runner for ``-r alias`` (:mod:`mrjobs.runtime.localrunner`,
-    :mod:`mrjobs.runtime.sparkrunner`), or None where mrjob's is used."""
+    """mrsparse's own runner for ``-r alias`` (:mod:`mrjobs.runtime.inlinerunner`,
+    :mod:`mrjobs.runtime.localrunner`, :mod:`mrjobs.runtime.sparkrunner`), or
+    None where mrjob's is used."""
+    if alias in (None, "inline"):  # (None: mrjob's default, inline)
+        from mrjobs.runtime.inlinerunner import InlineRunner
+        return InlineRunner
     if alias == "local":
         from mrjobs.runtime.localrunner import LocalRunner
         return LocalRunner

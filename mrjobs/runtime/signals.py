@@ -1,10 +1,12 @@
 """How a run ends on a signal: Ctrl-C, SIGTERM and SIGHUP end it in order
-(its tasks stopped, its temporary files removed), a closed stdout quietly."""
+(its tasks stopped, its temporary files removed), a closed stdout quietly;
+and how it starts without its standard streams (``>&-``, ``2>&-``)."""
 import os
 import signal
 import sys
 
-__all__ = ["Stopped", "STOP_SIGNALS", "catch_stop_signals", "silence_stdout"]
+__all__ = ["Stopped", "STOP_SIGNALS", "catch_stop_signals", "silence_stdout",
+           "open_closed_stdio", "stdout_name"]
 
 
 class Stopped(KeyboardInterrupt):
@@ -24,14 +26,19 @@ STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 def catch_stop_signals():
     """Ctrl-C, SIGTERM and SIGHUP raise :class:`KeyboardInterrupt` (SIGTERM and
     SIGHUP: :class:`Stopped`) in the launcher only: the launcher then ends
-    its tasks and removes its temporary files.  The processes forked from it
-    (mrjob's pool workers) ignore SIGINT and end at once, without a word, on
-    the others (their launcher ends them too).  Returns a function that
+    its tasks and removes its temporary files; signals that come after the
+    first are ignored until it is done.  A process forked from it without
+    an exec ignores SIGINT and ends at once, without a word, on the others
+    (its launcher ends it too).  Returns a function that
     restores the previous handlers."""
     launcher = os.getpid()
+    stopping = []
 
     def handler(signum, frame):
         if os.getpid() == launcher:
+            if stopping:  # already ending in order (a second TERM, Ctrl-C hammered):
+                return    # another exception would cut short its cleanup and its count
+            stopping.append(signum)
             if signum == signal.SIGINT:
                 raise KeyboardInterrupt
             raise Stopped(signum)
@@ -60,3 +67,45 @@ def silence_stdout():
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+_STDIO = ("stdin", "stdout", "stderr")
+
+
+def open_closed_stdio():
+    """Open on the null device each standard stream the process was started
+    without (``>&-``, ``2>&-``; cron and daemons close them): else the first
+    file the run opens takes its number, and what goes to "stdout" goes into
+    that file.  Python leaves ``sys.stdout`` (...) None for them; they become
+    streams on the null device.
+
+    Returns
+    -------
+    list of str
+        The names of the streams that were closed ("stdin", "stdout", "stderr").
+    """
+    closed = []
+    for fd, name in enumerate(_STDIO):
+        if getattr(sys, name) is not None:
+            continue
+        mode = "r" if fd == 0 else "w"
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd itself
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            setattr(sys, name, open(fd, mode, closefd=False))
+        else:  # the number is taken by a file opened since: not ours to replace
+            setattr(sys, name, open(os.devnull, mode))
+        closed.append(name)
+    return closed
+
+
+def stdout_name():
+    """`` (/dev/full)``: what stdout is, for a message (Linux's /proc), or ""."""
+    try:
+        return " (%s)" % os.readlink("/proc/self/fd/1")
+    except OSError:
+        return ""

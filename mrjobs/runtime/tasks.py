@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from mrjobs.parsing import InputError
-from mrjobs.runtime.errors import TASK_FAILED, TaskFailed, os_error_text
+from mrjobs.runtime.errors import INPUT_FAILED, TASK_FAILED, TaskFailed, os_error_text
 from mrjobs.runtime.testhooks import task_hooks
 
 __all__ = ["task_errors", "TaskGuard", "watch_launcher", "probe_task_python", "check_task_python"]
@@ -261,7 +261,8 @@ class task_errors:
             return False
         if sys.stderr is sys.__stderr__ and sys.stderr is not None:
             # a task process of its own: one line, then a failed exit status
-            sys.stderr.write("%s%s\n" % (TASK_FAILED, message))
+            prefix = INPUT_FAILED if isinstance(exc, InputError) else TASK_FAILED
+            sys.stderr.write("%s%s\n" % (prefix, message))
             sys.stderr.flush()
             sys.exit(1)
         if isinstance(exc, InputError):

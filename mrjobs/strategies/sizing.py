@@ -6,9 +6,14 @@ the job and the planner share.
 * :func:`estimate_blocks`, :func:`pair_memory_bytes` -- the rule behind it,
   and the memory of one block-pair reducer.
 * :func:`df_cut_form` -- which form the ``--max-df`` cut takes under blocks.
+* :func:`input_data_bytes`, :func:`data_bytes`, :func:`open_data`,
+  :func:`data_first_line` -- the bytes of data the input holds (a compressed
+  file's uncompressed bytes, estimated), and its lines, as the job reads them:
+  what the job and the planner size everything from.
 """
 import logging
 import os
+import struct
 
 __all__ = ["default_blocks", "reducers", "cores", "estimate_blocks", "pair_memory_bytes", "df_cut_form",
            "rows_outweigh", "vector_entries", "ROWS_OVER_INPUT",
@@ -16,7 +21,8 @@ __all__ = ["default_blocks", "reducers", "cores", "estimate_blocks", "pair_memor
            "bytes_per_entry", "MAX_BLOCKS", "TASK_BASE_BYTES", "PAIR_BYTES_PER_ENTRY",
            "CHUNK_BYTES_PER_ENTRY", "WHOLE_ROWS_MAX_ENTRIES", "TRIANGLE_MAX_ENTRIES",
            "one_block_pays",
-           "whole_rows"]
+           "whole_rows", "COMPRESSED", "open_data", "data_bytes", "input_data_bytes",
+           "data_first_line"]
 
 log = logging.getLogger(__name__)
 
@@ -360,3 +366,133 @@ def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,
              blocks, blocks * (blocks + 1) // 2, entries, input_bytes,
              pair_memory_bytes(entries, blocks, buffer_entries) // 2**20)
     return blocks
+
+
+# -- the input's bytes of data ------------------------------------------------------
+
+#: the names mrjob reads decompressed (``mrjob.cat.decompress``: by the name's end)
+COMPRESSED = (".gz", ".bz2")
+#: compressed bytes a file's uncompressed size is estimated from (a file up to
+#: this size is decompressed whole: its size is then exact)
+HEAD_BYTES = 1 << 20
+#: how near the head's ratio a gzip trailer's size must be to be taken as the
+#: file's (see :func:`data_bytes`)
+ISIZE_AGREES = 0.1
+
+
+def _members(path):
+    """A reader of every member (gzip) or stream (bz2) of ``path``, as the
+    job's runners read it (:mod:`mrjobs.runtime.compressed`)."""
+    from mrjobs.runtime.compressed import Members
+    return Members("gzip" if path.endswith(".gz") else "bz2", path)
+
+
+def open_data(path, chunk=1 << 20):
+    """The bytes of data of the local file ``path``, in chunks, as the job
+    reads it: a ``.gz`` or ``.bz2`` file decompressed (every member or
+    stream), any other as it is.  A corrupt or truncated compressed file
+    raises :class:`OSError` (one line naming the file)."""
+    with open(path, "rb") as f:
+        chunks = iter(lambda: f.read(chunk), b"")
+        yield from _members(path).pieces(chunks) if path.endswith(COMPRESSED) else chunks
+
+
+def data_bytes(path):
+    """Bytes of data of the local file ``path``: its size, or for a
+    compressed file (:data:`COMPRESSED`) its uncompressed size, estimated.
+
+    A compressed file of at most :data:`HEAD_BYTES` is decompressed whole
+    (exact; a corrupt one is sized by its bytes: the job says what is wrong
+    with it).  Of a larger one, its first :data:`HEAD_BYTES` are
+    decompressed, every member they hold, and their ratio scales the file's
+    size: a fair estimate for a corpus of like lines.  A gzip file's trailer
+    holds the size (mod 2^32, ISIZE) of its *last* member only: the file's
+    exact size where it has one member, a fraction of it where it has more.
+    So it is taken (the one of ``ISIZE + m 2^32`` nearest the ratio's
+    estimate) only where the head saw no member end and it agrees with the
+    ratio within :data:`ISIZE_AGREES`; a file of several members (``cat
+    a.gz b.gz``, bgzip, ``pigz --independent``) gets the ratio's estimate,
+    unless its last member holds nearly all of its data (then ISIZE is within
+    about that much of the truth)."""
+    size = os.path.getsize(path)
+    if not path.endswith(COMPRESSED):
+        return size
+    m = _members(path)
+    with open(path, "rb") as f:
+        try:
+            for _ in m.pieces(_head(f, HEAD_BYTES), whole=size <= HEAD_BYTES):
+                pass
+        except OSError:
+            return size
+        read = f.tell()
+    if read >= size:
+        return m.out_bytes
+    estimate = m.out_bytes * size / max(read, 1)
+    if path.endswith(".gz") and m.members == 1:
+        exact = _gzip_isize_near(path, estimate)
+        if exact is not None and abs(exact - estimate) <= ISIZE_AGREES * estimate:
+            return exact
+    return int(estimate)
+
+
+def _head(f, limit, chunk=1 << 16):
+    """The first ``limit`` bytes of the file object ``f``, in chunks."""
+    while f.tell() < limit:
+        raw = f.read(min(chunk, limit - f.tell()))
+        if not raw:
+            return
+        yield raw
+
+
+def _gzip_isize_near(path, estimate):
+    """Of the sizes a gzip file's trailer allows (``ISIZE + m 2^32``), the
+    one nearest ``estimate``; None where the trailer cannot be read."""
+    with open(path, "rb") as f:
+        f.seek(-4, os.SEEK_END)
+        tail = f.read(4)
+    if len(tail) < 4:
+        return None
+    isize = struct.unpack("<I", tail)[0]
+    m = max(0, round((estimate - isize) / 2.0 ** 32))
+    return isize + m * 2 ** 32
+
+
+def _local_files(paths):
+    """The local files ``paths`` name (sorted), or None where one is not a
+    local path, is stdin or is no regular file (a pipe)."""
+    from mrjobs.runtime.paths import local_files, regular_files
+    if any(p == "-" or "://" in p for p in paths):
+        return None
+    files = sorted(set().union(*map(local_files, paths)))
+    return files if regular_files(files) else None
+
+
+def input_data_bytes(paths):
+    """Bytes of data of the local input ``paths`` (files, directories,
+    globs): :func:`data_bytes` summed; None where one is not a local path,
+    is stdin or is no regular file.  What the job's default block count and
+    the temp-disk check are sized from (mrjob's runners read a compressed
+    file decompressed, and copy it so into the first step's splits)."""
+    files = _local_files(paths)
+    if files is None:
+        return None
+    return sum(data_bytes(f) for f in files)
+
+
+def data_first_line(paths, limit=1 << 16):
+    """The first line (at most ``limit`` bytes) of the data of the first of
+    the local input files in name order (decompressed as the job reads it);
+    None where that is not known (a path not local, stdin, no regular file,
+    a file that cannot be read or decompressed)."""
+    files = _local_files(paths)
+    if not files:
+        return None
+    head = b""
+    try:
+        for chunk in open_data(files[0], 1 << 16):
+            head += chunk
+            if b"\n" in head or len(head) >= limit:
+                break
+    except OSError:
+        return None
+    return head[:limit].split(b"\n", 1)[0]

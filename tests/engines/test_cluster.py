@@ -256,7 +256,7 @@ def test_strict_failure_is_reported_and_leaves_no_output(hadoop_cluster, streami
     # and shows as the cause: the file, the line, the kind, the line itself
     assert "Probable cause of failure" in err, shown
     # (one line, no traceback: mrjobs.job's task wrapper)
-    m = re.search(r"mrsparse: task failed: hdfs://localhost:\d+/data/corpus\.jsonl, "
+    m = re.search(r"mrsparse: error: hdfs://localhost:\d+/data/corpus\.jsonl, "
                   r"line (\d+): ([a-zA-Z ]+): .*\(line: '(.*)'\)",
                   err)
     assert m, shown

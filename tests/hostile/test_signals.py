@@ -94,13 +94,13 @@ def start(tmp_path, runner, moment, extra=()):
         at = lambda: (hd / "sorting").exists()  # noqa: E731
     else:
         assert moment == "copy"
-        args += ["--top-k", "60"]  # ~1 MB of output: more than a pipe holds
+        args += ["--top-k", "200"]  # ~3 MB of output: more than a pipe holds
         at = lambda: proc.stdout.read(1) != ""  # noqa: E731
     proc = launcher(tmp_path, args + ["-q"], hold=hold, hold_dir=hd, start_new_session=True)
     return proc, at
 
 
-def assert_stopped(tmp_path, proc, sig, below):
+def assert_stopped(tmp_path, proc, sig, below, removed=None):
     try:  # (the bound only keeps a hung run from hanging the suite: generous)
         stdout, stderr = proc.communicate(timeout=HUNG)
     except subprocess.TimeoutExpired:
@@ -110,6 +110,8 @@ def assert_stopped(tmp_path, proc, sig, below):
     assert stderr.count("\n") == 1, stderr
     assert stderr.startswith("mrsparse: stopped by %s; removed " % signal.Signals(sig).name), \
         stderr
+    if removed:
+        assert removed(int(stderr.split("; removed ")[1].split(" MB")[0])), stderr
     wait_for(lambda: not any(running(p) for p in below), "the task processes to end")
     assert os.listdir(tmp_path / "tmp") == []
 
@@ -127,6 +129,27 @@ def test_a_signal_to_the_process_group_ends_the_run(tmp_path, runner, moment, si
         below = descendants(proc.pid)
         os.killpg(proc.pid, sig)
         assert_stopped(tmp_path, proc, sig, below)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_a_second_signal_neither_cuts_the_cleanup_short_nor_its_count(tmp_path, runner):
+    """TERM, then HUP during the copy (a supervisor that repeats itself): the
+    first ends the run, the second changes nothing -- the staged output
+    (~3 MB) is removed and counted, not "removed 0 MB"."""
+    proc, at = start(tmp_path, runner, "copy")
+    try:
+        wait_for(lambda: at() or proc.poll() is not None, "the run to reach the copy")
+        assert proc.poll() is None, proc.stderr.read()
+        below = descendants(proc.pid)
+        os.killpg(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, signal.SIGHUP)  # (a second TERM may merge with the first)
+        # (both pending at once: the one the kernel hands over first ends the run)
+        first = signal.SIGHUP if proc.wait(HUNG) == 128 + signal.SIGHUP else signal.SIGTERM
+        assert_stopped(tmp_path, proc, first, below, removed=lambda mb: mb >= 2)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
