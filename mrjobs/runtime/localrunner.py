@@ -166,7 +166,7 @@ class LocalRunner(HadoopInputs, LocalMRJobRunner):
     def _pick_mapper_split_size(self, input_paths, step_num):
         if not self._sized():
             return super()._pick_mapper_split_size(input_paths, step_num)
-        compressed = [p for p in input_paths if p.endswith((".gz", ".bz"))]
+        compressed = [p for p in input_paths if is_compressed(p)]
         nbytes = sum(os.stat(p)[stat.ST_SIZE] for p in input_paths if p not in compressed)
         n = task_count(nbytes, self._num_cores(), self._opts["split_bytes"],
                        self._given_tasks(step_num, "maps"))

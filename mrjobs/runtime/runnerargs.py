@@ -77,10 +77,13 @@ def runner_kwargs(job, kwargs, alias, launcher=None):
     if alias in ("inline", "local"):
         # where relative input paths start from (for a --strict line number)
         kwargs["cmdenv"] = dict(kwargs.get("cmdenv") or {}, **{LAUNCH_DIR: os.getcwd()})
-    if alias in ("inline", "local") and not kwargs.get("cleanup_on_failure"):
-        # mrjob keeps a failed run's temporary files for its logs; ours
-        # gives the task's error as it fails, and leaves nothing behind
-        kwargs["cleanup_on_failure"] = ["LOCAL_TMP"]
+    if not kwargs.get("cleanup_on_failure"):
+        # mrjob keeps a failed or stopped run's temporary files for its logs;
+        # ours gives the task's error as it fails, and leaves nothing behind:
+        # not its local temporary files (nor the setup wrapper's lock in
+        # /tmp), not Hadoop's working files (a cluster's logs are YARN's)
+        kwargs["cleanup_on_failure"] = ["LOCAL_TMP"] + (["HADOOP_TMP"] if alias == "hadoop"
+                                                        else [])
     if alias == "local":
         if kwargs.get("split_bytes") is None:
             kwargs["split_bytes"] = job.split_bytes()

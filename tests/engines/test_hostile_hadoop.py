@@ -1,0 +1,94 @@
+"""The hostile cases of tests/hostile/ on real Hadoop Streaming (local mode)
+and Spark: a SIGTERM or SIGHUP to the run's process group while a task
+runs, a failed run, a refusal -- each ends in one line and leaves nothing
+behind: no Hadoop working files, no local temporary directory, no setup
+wrapper's lock in /tmp, no process (mrjob keeps a failed or stopped run's
+temporary files by default)."""
+import glob
+import os
+import signal
+import subprocess
+
+import pytest
+
+from tests.engines.support import PYTHON, REPO, hadoop_args, spark_args
+from tests.runtime.test_launch_faults import descendants, running, wait_for
+
+#: the fixtures (streaming_jar, hadoop_tmp, ...)
+pytest_plugins = ["tests.engines.fixtures"]
+pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("engine_env")]
+
+SAMPLE = os.path.join(REPO, "examples", "sample.jsonl")
+ARGS = ["--no-conf", "--measure", "cosine", "--top-k", "3", "-q"]
+#: seconds after which a signalled run counts as hung
+HUNG = 300
+
+
+def locks():
+    return set(glob.glob("/tmp/wrapper.lock.*"))
+
+
+def start(tmp_path, argv, **kw):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    return subprocess.Popen([PYTHON, "-m", "mrjobs.dot_products"] + argv, cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def assert_nothing_left(tmp_path, work, before_locks):
+    assert os.listdir(tmp_path / "tmp") == []
+    assert not work.exists() or [f for _, _, f in os.walk(work) if f] == []
+    assert locks() <= before_locks
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_to_the_process_group_ends_a_hadoop_run(streaming_jar, hadoop_tmp, tmp_path,
+                                                          sig):
+    work, hold = hadoop_tmp / ("signal-%s" % sig.name), tmp_path / "hold"
+    hold.mkdir()
+    before = locks()
+    proc = start(tmp_path, hadoop_args(streaming_jar, work) + ARGS + [
+        "--cmdenv", "MRSPARSE_TEST_HOLD_ATTEMPT=start:_m_000000_",
+        "--cmdenv", "MRSPARSE_TEST_DIR=%s" % hold, "-o", "out", SAMPLE],
+        start_new_session=True)
+    try:
+        wait_for(lambda: any(f.endswith(".held") for f in os.listdir(hold))
+                 or proc.poll() is not None, "a held map attempt")
+        assert proc.poll() is None, proc.stderr.read()
+        below = descendants(proc.pid)
+        os.killpg(proc.pid, sig)
+        try:
+            _, stderr = proc.communicate(timeout=HUNG)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the run hung after %s" % sig.name)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 128 + sig, stderr
+    assert stderr.splitlines()[-1].startswith("mrsparse: stopped by %s; removed " % sig.name)
+    wait_for(lambda: not any(running(p) for p in below), "Hadoop and its tasks to end")
+    assert not (tmp_path / "out").exists()
+    assert_nothing_left(tmp_path, work, before)
+
+
+def test_a_failed_hadoop_run_leaves_nothing_behind(streaming_jar, hadoop_tmp, tmp_path):
+    work = hadoop_tmp / "failed"
+    (tmp_path / "bad.jsonl").write_text("this line is not a vector\n")
+    before = locks()
+    proc = start(tmp_path, hadoop_args(streaming_jar, work) + ARGS + [
+        "--strict", "-o", "out", "bad.jsonl"])
+    _, stderr = proc.communicate()
+    assert proc.returncode == 1, stderr  # (what it says: tests/engines/test_cluster.py)
+    assert not (tmp_path / "out").exists()
+    assert_nothing_left(tmp_path, work, before)
+
+
+def test_a_refused_spark_run_leaves_no_temporary_directory(tmp_path):
+    proc = start(tmp_path, spark_args() + ARGS + ["--output-dir", "hdfs:///mrsparse-test/out",
+                                                  SAMPLE])
+    _, stderr = proc.communicate()
+    assert proc.returncode == 1, stderr
+    assert stderr.splitlines()[-1].startswith("mrsparse: error: --output-dir "), stderr
+    assert os.listdir(tmp_path / "tmp") == []
