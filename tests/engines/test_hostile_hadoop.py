@@ -11,7 +11,9 @@ import subprocess
 
 import pytest
 
+from mrjobs.testing import write_lines
 from tests.engines.support import PYTHON, REPO, hadoop_args, spark_args
+from tests.jobs_helpers import corpus as jobs_corpus
 from tests.runtime.test_launch_faults import descendants, running, wait_for
 
 #: the fixtures (streaming_jar, hadoop_tmp, ...)
@@ -22,6 +24,14 @@ SAMPLE = os.path.join(REPO, "examples", "sample.jsonl")
 ARGS = ["--no-conf", "--measure", "cosine", "--top-k", "3", "-q"]
 #: seconds after which a signalled run counts as hung
 HUNG = 300
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 def locks():
@@ -91,4 +101,34 @@ def test_a_refused_spark_run_leaves_no_temporary_directory(tmp_path):
     _, stderr = proc.communicate()
     assert proc.returncode == 1, stderr
     assert stderr.splitlines()[-1].startswith("mrsparse: error: --output-dir "), stderr
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_to_the_process_group_ends_a_spark_run(tmp_path, sig):
+    """(Spark's tasks carry no attempt ids for the test hooks: the signal
+    comes once Spark's JVM runs, wherever the run then is.)"""
+    corpus = tmp_path / "corpus.jsonl"
+    write_lines(corpus, jobs_corpus(n=2000, seed=3))
+    proc = start(tmp_path, spark_args() + ARGS[:-1] + [str(corpus)], start_new_session=True)
+    try:
+        for line in proc.stderr:
+            if line.startswith("Running step"):
+                break
+        wait_for(lambda: any(b"java" in cmdline(p) for p in descendants(proc.pid))
+                 or proc.poll() is not None, "Spark's JVM")
+        assert proc.poll() is None
+        below = descendants(proc.pid)
+        os.killpg(proc.pid, sig)
+        try:
+            _, stderr = proc.communicate(timeout=HUNG)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the run hung after %s" % sig.name)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 128 + sig, stderr
+    assert stderr.splitlines()[-1].startswith("mrsparse: stopped by %s; removed " % sig.name)
+    wait_for(lambda: not any(running(p) for p in below), "Spark and its workers to end")
     assert os.listdir(tmp_path / "tmp") == []
