@@ -4,6 +4,8 @@ import pytest
 
 from tests.runtime.test_launch_faults import launch
 
+pytestmark = pytest.mark.versions
+
 GOOD = ('{"id": "00000000-0000-0000-0000-00000000000%d", "features": '
         '{"00000000-0000-0000-0000-00000000000a": 1.0}}')
 BAD = "not json at all"

@@ -24,8 +24,9 @@ from tests.jobs_helpers import corpus
 from tests.runtime.test_launch_faults import descendants, running, wait_for
 from tests.runtime.test_output_protocol import held, hold_dir, launcher
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="reads the process tree from /proc")
+pytestmark = [pytest.mark.versions,
+              pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="reads the process tree from /proc")]
 
 #: 3 blocks: 6 block pairs, keys enough for two reduce splits
 RUN = ["corpus.jsonl", "--measure", "cosine", "--top-k", "3", "--blocks", "3",

@@ -13,6 +13,8 @@ from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
 from tests.runtime.test_launch_faults import env_for
 
+pytestmark = pytest.mark.versions
+
 RUNNERS = ["inline", "local"]
 ARGS = ["corpus.jsonl", "--measure", "cosine", "--top-k", "3"]
 
