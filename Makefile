@@ -59,8 +59,12 @@ $(PY):
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
 
+# the C extensions' sources: a change to one rebuilds them (mrjobs/csrc/: one
+# extension, a file a concern)
+C_SOURCES := codecs/mrcodecs/_speedups.c $(wildcard mrjobs/csrc/*.c mrjobs/csrc/*.h)
+
 # (the C extension and the egg-info are built in src/; an older layout had them at the top)
-$(STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_speedups.c
+$(STAMP): $(PY) setup.cfg setup.py pyproject.toml $(C_SOURCES)
 	@echo "make: installing mrsparse (editable) and its test, bench, examples, spark, emr and docs extras into $(VENV)"
 	@rm -rf _mrcodecs_speedups*.so mrsparse.egg-info
 	@$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr,docs]'
@@ -73,7 +77,7 @@ install: $(STAMP)
 # what `make run` needs: mrsparse and its runtime dependencies (mrjob, numpy,
 # scipy) plus the examples' progress bar; no test, engine or bench extras
 RUN_STAMP := $(VENV)/.installed-run
-$(RUN_STAMP): $(PY) setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_speedups.c
+$(RUN_STAMP): $(PY) setup.cfg setup.py pyproject.toml $(C_SOURCES)
 	@echo "make: installing mrsparse (editable) and its runtime dependencies into $(VENV)"
 	@rm -rf _mrcodecs_speedups*.so mrsparse.egg-info
 	@$(PY) -m pip install -q -e '.[examples]'
@@ -141,7 +145,7 @@ test-asan: install
 
 $(foreach v,$(VERSIONS),$(eval PYTHON_$(v) ?= $$(call find_python,$(v))))
 
-.venv-%/.installed: setup.cfg setup.py pyproject.toml codecs/mrcodecs/_speedups.c mrjobs/_speedups.c
+.venv-%/.installed: setup.cfg setup.py pyproject.toml $(C_SOURCES)
 	@echo "make: creating .venv-$* with $(PYTHON_$*) and installing mrsparse and its test extras"
 	@rm -rf .venv-$*
 	@$(PYTHON_$*) -m venv .venv-$*

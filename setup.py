@@ -1,6 +1,6 @@
 # Metadata lives in setup.cfg; this file only declares the two optional C
 # extensions: the twin of mrcodecs (codecs/mrcodecs/_speedups.c) and the pair
-# kernels of mrjobs (mrjobs/_speedups.c).  optional=True: without a working
+# kernels of mrjobs (mrjobs/csrc/*.c).  optional=True: without a working
 # compiler the install still succeeds and the pure-Python (numpy) twins are
 # used, with identical bytes -- but never silently: a failed build, or a built
 # module that cannot be imported, prints the warning below.
@@ -38,6 +38,15 @@ WITHOUT = {
         "slower.  Check which one is in use:\n"
         "  python -c \"import mrjobs._c as c; print(c.NAME, '-', c.REASON)\""),
 }
+
+
+#: the C sources of _mrjobs_speedups, one concern a file (mrjobs/csrc/speedups.h
+#: lists them), and the headers they share (a change to one rebuilds them all)
+MRJOBS_SOURCES = ["mrjobs/csrc/%s.c" % name for name in (
+    "module", "arrays", "kernel", "scan", "topk", "select", "merge", "floatrepr", "json_out",
+    "json_in")]
+MRJOBS_HEADERS = ["mrjobs/csrc/%s.h" % name for name in ("speedups", "select", "kernel",
+                                                          "floatrepr")]
 
 
 class BuildExtWarn(build_ext):
@@ -90,6 +99,6 @@ setup(
             include_dirs=include_dirs,
             optional=True,
         ),
-        Extension("_mrjobs_speedups", ["mrjobs/_speedups.c"], optional=True),
+        Extension("_mrjobs_speedups", MRJOBS_SOURCES, depends=MRJOBS_HEADERS, optional=True),
     ],
 )

@@ -192,6 +192,11 @@ def print_table(rows, columns, title=None, file=None):
           file=file or sys.stdout, flush=True)
 
 
+def ratio(a, b):
+    """``a / b``, or None where either is missing (or ``b`` is 0)."""
+    return a / b if a is not None and b else None
+
+
 def pass_fail(ok):
     """``"PASS"`` or ``"FAIL"``."""
     return "PASS" if ok else "FAIL"

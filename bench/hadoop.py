@@ -416,10 +416,6 @@ RATIO_KEYS = ("disk_bytes", "hdfs_bytes_read", "file_bytes_written", "shuffle_by
               "cpu_ms", "gc_ms", "wall_s")
 
 
-def _ratio(a, b):
-    return a / b if a is not None and b else None
-
-
 def ratios(rows):
     """Per job and corpus: each configuration against (a), and (d) against (b)."""
     out = []
@@ -430,7 +426,7 @@ def ratios(rows):
                 if ref is None or config == base or (base == "b" and config != "d"):
                     continue
                 out.append(dict({"job": job, "corpus": corpus, "pair": "(%s)/(%s)" % (
-                    config, base)}, **{k: _ratio(r.get(k), ref.get(k)) for k in RATIO_KEYS}))
+                    config, base)}, **{k: common.ratio(r.get(k), ref.get(k)) for k in RATIO_KEYS}))
     return out
 
 
@@ -458,7 +454,7 @@ def evaluate_checks(rows, corpora, local, codecs):
         a, b, d = g.get("a"), g.get("b"), g.get("d")
         if job != "dot_products" or not (a and d):
             continue
-        disk, cpu = _ratio(d["disk_bytes"], a["disk_bytes"]), _ratio(d["cpu_ms"], a["cpu_ms"])
+        disk, cpu = common.ratio(d["disk_bytes"], a["disk_bytes"]), common.ratio(d["cpu_ms"], a["cpu_ms"])
         checks.append(common.check(
             "%s: (d)/(a) disk bytes" % corpus, "<= %.2fx (HDFS + local, read + written)"
             % TARGET_DISK, "%.3fx (%s vs %s)" % (disk, common.size_label(d["disk_bytes"]),
@@ -472,10 +468,10 @@ def evaluate_checks(rows, corpora, local, codecs):
             checks.append(common.check(
                 "%s: (d) vs (b)" % corpus, "fewer bytes and less CPU than JSON + %s"
                 % b["compression"], "disk %.3fx, CPU %.3fx" % (
-                    _ratio(d["disk_bytes"], b["disk_bytes"]), _ratio(d["cpu_ms"], b["cpu_ms"])),
+                    common.ratio(d["disk_bytes"], b["disk_bytes"]), common.ratio(d["cpu_ms"], b["cpu_ms"])),
                 d["disk_bytes"] < b["disk_bytes"] and d["cpu_ms"] < b["cpu_ms"]))
     for name, lc in local.items():
-        r = _ratio(lc["compact"]["cpu_s"], lc["json"]["cpu_s"])
+        r = common.ratio(lc["compact"]["cpu_s"], lc["json"]["cpu_s"])
         checks.append(common.check(
             "%s: compact input, local runner" % name, "job CPU <= %.2fx JSON input's"
             % TARGET_LOCAL_CPU, "%.3fx (%.1f s vs %.1f s)" % (
@@ -570,7 +566,7 @@ def draw_chart(rows, directory, title):
         width = 0.8 / len(measures)
         for i, ((key, label), color) in enumerate(zip(measures, colors)):
             ax.bar([x + (i - 1.5) * width for x in range(len(configs))],
-                   [_ratio(g[c][key], g["a"][key]) or 0 for c in configs], width,
+                   [common.ratio(g[c][key], g["a"][key]) or 0 for c in configs], width,
                    color=color, label=label)
         ax.set_xticks(range(len(configs)), ["(%s) %s\n%s wire\n%s" % (
             c, g[c]["input"], g[c]["wire"], g[c]["compression"]) for c in configs], fontsize=7)

@@ -41,40 +41,15 @@ if __package__ in (None, ""):  # run as ``python bench/jobs.py``
 import numpy as np  # noqa: E402
 
 from bench import checks as more_checks  # noqa: E402
-from bench import common, floor, measure, peer_scripts, peers, profiling  # noqa: E402
+from bench import common, floor, measure, peer_runs, peer_scripts, profiling  # noqa: E402
 from mrjobs.runtime.diskpeak import DiskPeak  # noqa: E402
-from mrjobs.runtime.localrunner import REPORT_ENV  # noqa: E402
+from mrjobs.runtime.localsettings import REPORT_ENV  # noqa: E402
 
-JOB_MODULE = "mrjobs.dot_products"
-MEASURE = "cosine"
-TOP_K = 10
-NUM_CORES = 2
-STRATEGIES = ("blocks", "stripes")
-
-#: blocks wall / floor wall, by workload (dense: top-k 10 on the local runner)
-TARGET_FLOOR_RATIO = {"dense": 0.8, "large": 0.5, "W1": 1.2}
-TARGET_SHUFFLE_SHARE = 0.02      # dense: blocks shuffle / stripes estimate
-TARGET_TASK_MEMORY = 1.5e9       # every task's peak RSS, bytes (every run)
-TARGET_STRIPES_RATIO = 0.25      # W1: blocks wall / stripes wall
-TARGET_WALL_S = {"small": 2.5, "W2": 3.5}  # wall seconds on the local runner
-TARGET_TEXT_CPU = {"inline": 3.0, "local": 5.0}  # text: blocks CPU / floor CPU
-TARGET_TINY_CPU_S = 4.0          # 50 vectors on the local runner, CPU s in all
-TARGET_K_RATIO = {100: 1.25, 1000: 2.0}  # dense: top-k K wall / top-k 10 wall
-#: pruning: wall without it / wall with it, by variant (the same bytes; t0.5:
-#: issue 27's 2x on the tf-idf corpus)
-TARGET_PRUNE_SPEEDUP = {"t0.5": 2.0, "t0.8": 5.0, "": 1.5}
-#: issue 27's end-to-end, kernel and temporary-disk targets: bench.checks
-
-#: a run's variant: the options after ``--measure cosine`` ("" is the default)
-VARIANTS = {"": ("--top-k", str(TOP_K)), "k100": ("--top-k", "100"),
-            "k1000": ("--top-k", "1000"),
-            "t0.5": ("--threshold", "0.5"), "t0.5 no-prune": ("--threshold", "0.5", "--no-prune"),
-            "t0.8": ("--threshold", "0.8"), "t0.8 no-prune": ("--threshold", "0.8", "--no-prune"),
-            "compact": ("--top-k", str(TOP_K), "--input-format", "compact")}
-K_VARIANTS = {"": TOP_K, "k100": 100, "k1000": 1000}
-#: the top-k of each variant that has one (compact: the corpus converted by
-#: ``python -m mrjobs.convert --to compact`` beforehand, untimed)
-TOP_K_OF = {**K_VARIANTS, "compact": TOP_K}
+from bench.jobs_settings import (  # noqa: E402
+    JOB_MODULE, MEASURE, TOP_K, NUM_CORES, STRATEGIES, TARGET_FLOOR_RATIO,
+    TARGET_SHUFFLE_SHARE, TARGET_TASK_MEMORY, TARGET_STRIPES_RATIO, TARGET_WALL_S,
+    TARGET_TEXT_CPU, TARGET_TINY_CPU_S, TARGET_K_RATIO, TARGET_PRUNE_SPEEDUP, VARIANTS,
+    K_VARIANTS, TOP_K_OF)
 
 
 @dataclass(frozen=True)
@@ -227,7 +202,7 @@ def run_references(corpus, spec, args, workdir, log, top_k=TOP_K, passes=None):
         % (corpus.name, top_k, st["floor_wall_s"], st["floor_cpu_s"], "; ".join(
             "%s %s" % (peer, "%.2fs wall, %.2fs CPU" % (st[p + "_wall_s"], st[p + "_cpu_s"])
                        if p + "_wall_s" in st else "not installed")
-            for peer, (_, p) in peers.PEERS.items()), st["pairs"]))
+            for peer, (_, p) in peer_runs.PEERS.items()), st["pairs"]))
     return st
 
 
@@ -333,10 +308,6 @@ def profile_run(corpus, corpus_path, strategy, args, workdir, corpora_stats, log
 _row = more_checks.find_row
 
 
-def _ratio(a, b):
-    return a / b if a is not None and b else None
-
-
 def _references(st, r):
     """The floor's and sparse_dot_topn's numbers for the run's top-k (None
     for a threshold run)."""
@@ -357,14 +328,14 @@ def add_ratios(rows, corpora_stats):
                          ("stripes", "%s_s")):
             src = stripes if ref == "stripes" else refs
             for clock in ("wall", "cpu"):
-                r["%s_vs_%s" % (clock, ref)] = _ratio(r[clock + "_s"], src.get(key % clock))
-        r["shuffle_vs_estimate"] = _ratio(r["shuffle_bytes"], st["stripes_estimate_bytes"])
+                r["%s_vs_%s" % (clock, ref)] = common.ratio(r[clock + "_s"], src.get(key % clock))
+        r["shuffle_vs_estimate"] = common.ratio(r["shuffle_bytes"], st["stripes_estimate_bytes"])
         r["shuffle_mb"] = r["shuffle_bytes"] / 1e6
         r["task_peak_mb"] = (r["task_peak_rss_bytes"] or 0) / 1e6
         r["max_rss_mb"] = r["max_rss_bytes"] / 1e6
         r["tree_pss_mb"] = r["tree_pss_peak_bytes"] / 1e6
         r["temp_disk_mb"] = r["temp_disk_peak_bytes"] / 1e6
-        r["temp_disk_vs_input"] = _ratio(r["temp_disk_peak_bytes"], r["input_bytes"])
+        r["temp_disk_vs_input"] = common.ratio(r["temp_disk_peak_bytes"], r["input_bytes"])
 
 
 def _rel_diff(a, b):
@@ -420,7 +391,7 @@ def consistency(rows, corpora_stats):
 def _vs_topn(r):
     """The run against each peer's product on the parsed matrix, as text."""
     return "".join("; %s %.2fx wall, %.2fx CPU" % (peer, r["wall_vs_" + p], r["cpu_vs_" + p])
-                   for peer, (_, p) in peers.PEERS.items() if r.get("wall_vs_" + p) is not None)
+                   for peer, (_, p) in peer_runs.PEERS.items() if r.get("wall_vs_" + p) is not None)
 
 
 def _floor_check(rows, corpora_stats, name, limit):
@@ -550,7 +521,7 @@ def _peer_checks(peer_rows, workloads):
     """The peers' scripts against the job on the dense and the text workload:
     the same neighbours but for ties at the k-th place (which the job breaks
     by the smaller UUID and a peer as its heap leaves), scores within
-    :data:`bench.peers.RTOL`."""
+    :data:`bench.peer_runs.RTOL`."""
     out = []
     for name in dict.fromkeys((workloads["dense"], workloads["text"])):
         rows = [r for r in peer_rows if r["corpus"] == name]
@@ -560,7 +531,7 @@ def _peer_checks(peer_rows, workloads):
             continue
         out.append(common.check(
             "peers %s" % name, "each peer's script (%d threads) finds the job's neighbours "
-            "(but ties at the k-th), scores within %g" % (floor.TOPN_THREADS, peers.RTOL),
+            "(but ties at the k-th), scores within %g" % (floor.TOPN_THREADS, peer_runs.RTOL),
             "job %.1f s wall, %.1f s CPU; %s" % (job["wall_s"], job["cpu_s"], "; ".join(
                 "%s %.1f s wall, %.1f s CPU (product %.2f s), %s, max rel. diff %.1e"
                 % (r["who"], r["wall_s"], r["cpu_s"], r["product_wall_s"] or 0,
@@ -651,7 +622,7 @@ def peer_table_title(peer_rows):
             "the same order; "
             "load average %s on %d cores: timings are noisy)" % (
                 TOP_K, floor.TOPN_THREADS, max(r.get("passes") or 1 for r in peer_rows),
-                peers.RTOL, " ".join("%.1f" % x for x in os.getloadavg()), os.cpu_count()))
+                peer_runs.RTOL, " ".join("%.1f" % x for x in os.getloadavg()), os.cpu_count()))
 
 
 def _run_name(r):
@@ -813,12 +784,12 @@ def run_peers(corpus, corpus_path, ref, rows, st, args, workdir, log):
                         max_rss_mb=job["largest_process"]["peak_rss_bytes"] / 1e6,
                         same_neighbours_as_floor=job["neighbours_sha256"]
                         == st["floor_neighbours_sha256"]))
-    for peer, (_, prefix) in peers.PEERS.items():
-        if not peers.installed(peer):
+    for peer, (_, prefix) in peer_runs.PEERS.items():
+        if not peer_runs.installed(peer):
             log("%-11s %s is not installed: not run" % (corpus.name, peer))
             continue
         peer_out = Path(workdir) / ("out-%s-%s.txt" % (corpus.name, peer))
-        r = peers.run_peer(peer, corpus_path, peer_out, corpus.max_df, args.peer_passes,
+        r = peer_runs.run_peer(peer, corpus_path, peer_out, corpus.max_df, args.peer_passes,
                            SAMPLE_INTERVAL)
         ph = r.pop("phases")
         r.update(base, kind="peer", who=peer, max_rss_mb=r["max_rss_bytes"] / 1e6,
@@ -830,7 +801,7 @@ def run_peers(corpus, corpus_path, ref, rows, st, args, workdir, log):
                  phases=ph, same_neighbours_as_floor=r["neighbours_sha256"]
                  == st["floor_neighbours_sha256"])
         if job is not None:
-            c = peers.compare_outputs(job_out, peer_out)
+            c = peer_runs.compare_outputs(job_out, peer_out)
             r.update(c, same_neighbours_as_job=c["same_neighbours"],
                      wall_vs_job=r["wall_s"] / job["wall_s"], cpu_vs_job=r["cpu_s"] / job["cpu_s"])
         if not args.keep:
@@ -876,7 +847,7 @@ def main(argv=None):
                 "job": JOB_MODULE, "runs": [list(r) for r in runs], "workloads": workloads,
                 "topn_threads": floor.TOPN_THREADS, "peer_passes": args.peer_passes,
                 "method": {"measure": measure.__doc__, "references": floor.__doc__,
-                           "peers": peers.__doc__.split("\n\n*The kernel")[0],
+                           "peers": peer_runs.__doc__,
                            "peer_scripts": peer_scripts.__doc__}}
     title = ("MRSparseDotProducts --strategy blocks vs stripes vs a scipy floor, "
              "sparse_dot_topn and sp_matmul_rs (--measure %s --top-k %d, %s runner, "

@@ -6,7 +6,7 @@ size.  Draws from the rows and corpus stats of a run; measures nothing.
 """
 from bench import checks as more_checks
 from bench import common, floor
-from bench.jobs import K_VARIANTS, STRATEGIES, TARGET_TASK_MEMORY, TOP_K, _ratio
+from bench.jobs_settings import K_VARIANTS, STRATEGIES, TARGET_TASK_MEMORY, TOP_K
 
 _row = more_checks.find_row
 
@@ -117,7 +117,7 @@ def _e2e_panels(axes, rows, corpora_stats, prefer):
             common.plot_series(ax_wall, points, **_style(fam, what))
         for peer in ("topn", "rs"):
             theirs = dict(series[peer + "_e2e"])
-            common.plot_series(ax_ratio, [(x, _ratio(y, theirs.get(x)))
+            common.plot_series(ax_ratio, [(x, common.ratio(y, theirs.get(x)))
                                           for x, y in series["blocks"]], **_style(fam, peer))
         common.plot_series(ax_disk, [(r["vectors"], r["temp_disk_vs_input"]) for r in rows
                                      if r["corpus"] in names and r["runner"] == "local"

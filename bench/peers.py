@@ -9,13 +9,8 @@ and the kernel table; writes ``peers.json``.  ``make bench`` runs the end to
 end part within ``python -m bench.jobs`` (every corpus) and this module with
 ``--kernel-only``.
 
-*End to end* (:func:`run_peer`, :func:`compare_outputs`; run on every corpus
-of ``python -m bench.jobs``): the peer's script (:mod:`bench.peer_scripts`:
-parse the job's JSON input, build and normalise the CSR matrix, the peer's
-top-k product on 2 threads, write the job's output lines) in a child
-process, measured as :mod:`bench.measure` measures a job run (wall; CPU of
-the process, every thread), best of ``passes``; its lines are compared with
-the job's output (the same neighbours, scores within 1e-9 relative).
+*End to end*: :mod:`bench.peer_runs` (run on every corpus of ``python -m
+bench.jobs``).
 
 *The kernel alone* (:func:`kernel_rows`; ``python -m bench.peers``): one
 diagonal block of the Zipf corpus, as the job's reducer of the block pair
@@ -49,7 +44,6 @@ target row (:func:`bench.checks.kernel_check`): ``pair_best``'s products per
 CPU second at least 0.8x ``sp_matmul_rs``'s, each counted as above.
 ``--quick``: a block of the 1,000-vector Zipf corpus (B = 1).
 """
-import json
 import sys
 import time
 from pathlib import Path
@@ -59,12 +53,9 @@ if __package__ in (None, ""):  # run as ``python bench/peers.py``
 
 import numpy as np  # noqa: E402
 
-from bench import common, measure  # noqa: E402
+from bench import common  # noqa: E402
+from bench.peer_runs import PEERS, installed  # noqa: E402
 
-#: the peers: name -> (module, key prefix in bench.floor's results)
-PEERS = {"sparse_dot_topn": ("sparse_dot_topn", "topn"), "sp_matmul_rs": ("sp_matmul_rs", "rs")}
-#: scores of the peers' lines against the job's: relative difference allowed
-RTOL = 1e-9
 TOP_K = 10
 #: the kernel's block: the dense Zipf corpus of bench.jobs, the job's B on it
 KERNEL_CORPUS = {"full": dict(vectors=20000, features_per_vector=50, vocabulary=100000,
@@ -74,101 +65,6 @@ KERNEL_CORPUS = {"full": dict(vectors=20000, features_per_vector=50, vocabulary=
 KERNEL_BLOCKS = {"full": 4, "quick": 1}
 #: the corpora (of bench.jobs) of the end-to-end table
 E2E_CORPORA = {"full": ("dense", "text-4k"), "quick": ("dense-quick", "text-q400")}
-
-
-def installed(peer):
-    """True when ``peer``'s package imports here."""
-    import importlib.util
-
-    return importlib.util.find_spec(PEERS[peer][0]) is not None
-
-
-# -- end to end ------------------------------------------------------------------------
-
-def peer_command(peer, corpus_path, out_path, max_df=None, top_k=TOP_K, threads=2):
-    cmd = [sys.executable, "-m", "bench.peer_scripts", peer, str(corpus_path), str(out_path),
-           "--top-k", str(top_k), "--threads", str(threads)]
-    return cmd + (["--max-df", str(max_df)] if max_df is not None else [])
-
-
-def run_peer(peer, corpus_path, out_path, max_df=None, passes=2, sample_interval=0.2):
-    """The peer's script on ``corpus_path``, best of ``passes`` child processes:
-    ``wall_s``, ``cpu_s`` (each the best pass), ``*_all``, ``max_rss_bytes``,
-    ``phases`` (of the pass with the best wall) and the digest of its output
-    (:func:`bench.measure.read_output`)."""
-    cmd = peer_command(peer, corpus_path, out_path, max_df)
-    runs = []
-    for _ in range(passes):
-        m = measure.run_checked(cmd, out_path, sample_interval)
-        phases = next((json.loads(line)["phases"] for _, line in reversed(m["stderr"])
-                       if line.startswith('{"phases"')), {})
-        runs.append((m, phases))
-    best = min(runs, key=lambda x: x[0]["wall_s"])
-    return {"peer": peer, "command": " ".join(["python"] + cmd[1:]),
-            "wall_s": best[0]["wall_s"], "cpu_s": min(m["cpu_s"] for m, _ in runs),
-            "wall_s_all": [m["wall_s"] for m, _ in runs],
-            "cpu_s_all": [m["cpu_s"] for m, _ in runs], "passes": passes,
-            # VmHWM sampled from /proc: wait4's maxrss of a child that was
-            # forked from this process counts this process's pages too
-            "max_rss_bytes": max(b for m, _ in runs for _, b in m["process_peaks"] or [(0, 0)]),
-            "phases": {k: {"wall_s": v[0], "cpu_s": v[1]} for k, v in best[1].items()},
-            **measure.read_output(out_path)}
-
-
-def read_lines(path):
-    """``{vector: [(neighbour, score), ...]}`` of the job's output format."""
-    out = {}
-    with open(path, "rb") as f:
-        for line in f:
-            key, tab, value = line.partition(b"\t")
-            if tab:
-                out[json.loads(key)] = list(json.loads(value).items())
-    return out
-
-
-def _close(x, y, rtol):
-    return abs(x - y) <= rtol * max(abs(x), abs(y))
-
-
-def _tie_at_cut(a, b, rtol):
-    """True if two lists of ``(neighbour, score)`` differ only by neighbours
-    tied at the cut: the same scores (within ``rtol``), and every neighbour
-    that is in one list only scores the list's lowest score."""
-    sa, sb = sorted(s for _, s in a), sorted(s for _, s in b)
-    if len(sa) != len(sb) or not all(_close(x, y, rtol) for x, y in zip(sa, sb)):
-        return False
-    only = {n for n, _ in a} ^ {n for n, _ in b}
-    return all(_close(s, sa[0], rtol) for n, s in a + b if n in only)
-
-
-def compare_outputs(job_path, peer_path, rtol=RTOL):
-    """The peer's lines against the job's: ``same_neighbours`` (the same
-    vectors, each with the same set of neighbours), ``same_order`` (and in
-    the same order), ``max_rel_diff`` of the scores of the same pairs,
-    ``scores_ok`` (the same neighbours and scores within ``rtol``), the line
-    counts, ``lines_differing`` and ``lines_tied_at_cut`` (lines whose
-    neighbours differ only by a tie at the k-th place: the job keeps the
-    smaller UUID, a peer whichever its heap leaves), and ``same_but_ties``
-    and ``scores_ok_but_ties`` (as above, those lines allowed)."""
-    job, peer = read_lines(job_path), read_lines(peer_path)
-    differing, tied, same_order, worst = 0, 0, True, 0.0
-    for key in job.keys() | peer.keys():
-        a, b = job.get(key, []), peer.get(key, [])
-        if {n for n, _ in a} != {n for n, _ in b}:
-            if _tie_at_cut(a, b, rtol):
-                tied += 1
-            else:
-                differing += 1
-        same_order &= [n for n, _ in a] == [n for n, _ in b]
-        theirs = dict(b)
-        for n, s in a:
-            if n in theirs:
-                worst = max(worst, abs(theirs[n] - s) / max(abs(s), 1e-300))
-    same = differing == tied == 0
-    return {"job_lines": len(job), "peer_lines": len(peer), "lines_differing": differing,
-            "lines_tied_at_cut": tied, "same_neighbours": same, "same_order": same and same_order,
-            "max_rel_diff": worst, "scores_ok": same and worst <= rtol,
-            "same_but_ties": differing == 0, "scores_ok_but_ties": differing == 0 and worst <= rtol}
 
 
 # -- the kernel alone ------------------------------------------------------------------
@@ -254,12 +150,12 @@ def _best_of(parts):
 def _dots_only(A):
     from mrjobs import _c
     from mrjobs.pairs.chunks import chunk_ends, product_bounds
-    from mrjobs.pairs.kernel import C_CHUNK, _csr_arrays
+    from mrjobs.pairs.fused import C_CHUNK, csr_arrays
 
-    a = _csr_arrays(A)
+    a = csr_arrays(A)
     Bt = A.T.tocsr()
     Bt.sort_indices()
-    b = _csr_arrays(Bt)
+    b = csr_arrays(Bt)
     bound = product_bounds(A, A)
     ends = chunk_ends(bound, C_CHUNK)
     cap = int(np.add.reduceat(bound, np.array([0] + ends[:-1], np.intp)).max())

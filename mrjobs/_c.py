@@ -1,6 +1,6 @@
 """The one seam between mrjobs and its optional C kernels.
 
-The extension module ``_mrjobs_speedups`` (``mrjobs/_speedups.c``, built by
+The extension module ``_mrjobs_speedups`` (``mrjobs/csrc/``, built by
 ``pip install`` when a compiler is there) holds the block pair's product and
 top-k selection (used by :mod:`mrjobs.pairs.kernel`) and the JSON output's
 neighbours (used by :mod:`mrjobs.protocols`); without it, their numpy and Python

@@ -91,7 +91,6 @@ class MRSparseDotProducts(SparseJob):
 
     #: also the inverted index's compact posting lists
     INPUT_FORMATS = FORMATS + (POSTINGS,)
-    PLANNED = True  # mrjobs.plan models its runs (the launcher's temp disk check reads it)
 
     def configure_args(self):
         super().configure_args()
@@ -123,6 +122,11 @@ class MRSparseDotProducts(SparseJob):
         if self.options.strategy == "blocks":
             return ("numpy", "scipy.sparse")
         return ("numpy",)
+
+    def temp_disk_estimate(self, inputs, free):
+        # mrjobs.plan models this job's runs (imported here: the launcher only)
+        from mrjobs.plan.cli import temp_disk_need
+        return temp_disk_need(self.options, inputs, free)
 
     @property
     def strategy(self):
@@ -191,7 +195,7 @@ class MRSparseDotProducts(SparseJob):
     def split_bytes(self):
         # blocks gives the same bytes for every partitioning; stripes' sums
         # follow it in the last bit: it keeps mrjob's splits
-        from mrjobs.runtime.localrunner import SPLIT_BYTES  # the launcher's (mrjob.local): not in tasks
+        from mrjobs.runtime.localsettings import SPLIT_BYTES  # the launcher's: not in tasks
         return SPLIT_BYTES if self.options.strategy == "blocks" else None
 
     def _runner_kwargs(self):

@@ -24,7 +24,8 @@ from mrjobs.counters import (DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_PO
                              EMPTY_VECTOR, INPUT, POSTING_LISTS_READ, SKIPPED, VECTORS_READ,
                              ZERO_WEIGHT, Counters)
 from mrjobs.kernels import merge_sum, sort_sum
-from mrjobs.options import add_common_options, command_name, numbers_as_values
+from mrjobs.options import (add_common_options, check_common_options, command_name,
+                            numbers_as_values)
 from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTINGS, TINY_WEIGHT,
                             InputError, float32_zeros, parse_vector, sorted_json,
                             weight_limit)
@@ -101,17 +102,7 @@ class SparseJob(MRJob):
         return NeighboursJSONProtocol()
 
     def _check_options(self):
-        if (self.options.overwrite_output and not self.options.output_dir
-                and not self.is_task()):  # tasks are not told --output-dir
-            self.arg_parser.error("argument --overwrite-output: has no effect without "
-                                  "--output-dir (the output goes to stdout)")
-        if self.options.output_format == "compact" and self.options.runner == "spark":
-            # pyspark's saveAsTextFile decodes each output line as UTF-8 (invalid
-            # bytes become U+FFFD): binary records would be silently corrupted.
-            # Between steps Spark keeps bytes, so --wire compact is fine there.
-            self.arg_parser.error("--output-format compact writes binary records, which "
-                                  "Spark's text output cannot carry (it decodes lines as "
-                                  "UTF-8); use --output-format json with -r spark")
+        check_common_options(self.arg_parser, self.options, self.is_task())
 
     def _usage(self):
         name = command_name(self)
@@ -171,6 +162,11 @@ class SparseJob(MRJob):
 
     def task_modules(self):
         return self.TASK_MODULES
+
+    def temp_disk_estimate(self, inputs, free):
+        """Peak bytes of temp disk of a local run on ``inputs`` (local paths) with
+        ``free`` free, or None (none known or needed): the launcher refuses above ``free``."""
+        return None
 
     def check_something_was_read(self, counters):
         total = {}

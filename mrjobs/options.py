@@ -17,7 +17,8 @@ from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, MAX_BL
 __all__ = ["add_common_options", "add_dot_products_options", "check_dot_products_options",
            "at_least", "finite_float", "command_name", "suggesting", "MAX_COUNT",
            "MAX_BUFFER_ENTRIES", "MAX_CORES", "MAX_TOP_K", "LARGE_TOP_K",
-           "dot_products_memory_advice", "check_blocks_against_lines", "numbers_as_values"]
+           "dot_products_memory_advice", "check_blocks_against_lines", "numbers_as_values",
+           "check_common_options"]
 
 #: the largest --max-df (and --num-features): beyond any corpus's count, and
 #: far from int64's end in the tasks' arithmetic
@@ -326,3 +327,18 @@ def _negative_number(text):
     except ValueError:
         return False
     return True
+
+
+def check_common_options(ap, o, is_task=False):
+    """The checks between the options every job has (``ap``: its parser,
+    whose ``error`` names the option; ``o``: the parsed options)."""
+    if o.overwrite_output and not o.output_dir and not is_task:  # (tasks are not told it)
+        ap.error("argument --overwrite-output: has no effect without --output-dir (the "
+                 "output goes to stdout)")
+    if o.output_format == "compact" and o.runner == "spark":
+        # pyspark's saveAsTextFile decodes each output line as UTF-8 (invalid
+        # bytes become U+FFFD): binary records would be silently corrupted.
+        # Between steps Spark keeps bytes, so --wire compact is fine there.
+        ap.error("--output-format compact writes binary records, which Spark's text output "
+                 "cannot carry (it decodes lines as UTF-8); use --output-format json with "
+                 "-r spark")

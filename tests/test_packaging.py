@@ -90,7 +90,7 @@ def test_make_python_finds_a_pyenv_version_that_is_not_active(tmp_path, root):
         pytest.skip("needs make")
     shutil.copy(os.path.join(ROOT, "Makefile"), tmp_path)
     for name in ("setup.cfg", "setup.py", "pyproject.toml", "codecs/mrcodecs/_speedups.c",
-                 "mrjobs/_speedups.c"):
+                 "mrjobs/csrc/module.c"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).touch()
     shims, home = tmp_path / "shims", tmp_path / "home"
@@ -362,3 +362,210 @@ def test_setup_cfg_lists_every_package():
              for p in _jobs_modules() if p.endswith("__init__.py")}
     assert {"mrjobs" if f == "." else "mrjobs." + f for f in found} | {"mrcodecs"} == listed
 
+
+
+# -- the layers (issue 45): no import circle, the launcher below the jobs ------------
+
+#: the packages whose imports are checked, and where their modules are
+PACKAGES = {"mrjobs": os.path.join(ROOT, "mrjobs"),
+            "mrcodecs": os.path.join(ROOT, "codecs", "mrcodecs"),
+            "bench": os.path.join(ROOT, "bench")}
+#: the job modules (and their base): the launcher (mrjobs.runtime) runs them,
+#: through their hooks, and imports none of them
+JOB_MODULES = ("mrjobs.job", "mrjobs.dot_products", "mrjobs.inverted_index", "mrjobs.convert")
+#: the C twins' seams, the one private names imported across modules
+SEAMS = ("mrjobs._c", "mrcodecs._impl", "mrcodecs._pyimpl")
+#: bench modules that still import the Hadoop minicluster harness from
+#: tests/engines, each at most these names (moving one takes it off the list)
+BENCH_TEST_IMPORTS_TO_MOVE = {
+    "bench.hadoop": {"tests.engines.support.LAUNCHER", "tests.engines.support.run_cli",
+                     "tests.engines.support.CACHE", "tests.engines.support.task_venv_python",
+                     "tests.engines.cluster.hadoop", "tests.engines.cluster.Cluster"}}
+
+
+def _package_modules():
+    """{dotted name: path} of every module of :data:`PACKAGES` (a package's
+    ``__init__.py`` under the package's own name; ``__main__`` included)."""
+    out = {}
+    for package, top in PACKAGES.items():
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if os.path.exists(os.path.join(folder, d,
+                                                                            "__init__.py")))
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    parts = os.path.relpath(os.path.join(folder, f), top)[:-3].split(os.sep)
+                    parts = parts[:-1] if parts[-1] == "__init__" else parts
+                    out[".".join([package] + parts)] = os.path.join(folder, f)
+    return out
+
+
+def _imported(name, path):
+    """(line, module, names) of every import statement of module ``name``: at
+    its top, inside functions and classes, under ``if`` or ``try`` alike;
+    relative ones resolved (``names``: what an ``import from`` takes)."""
+    package = name.split(".")[:None if path.endswith("__init__.py") else -1]
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield node.lineno, a.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            yield node.lineno, module, tuple(a.name for a in node.names)
+
+
+def import_graph(modules=None):
+    """{module: {module it imports: first line}} over :data:`PACKAGES`.
+
+    How the edges are counted (the dependencies as Python resolves them, not
+    only what runs at import time):
+
+    - every import statement is an edge, a deferred one inside a function as
+      much as one at the top (it still needs the other module, and closes a
+      circle as soon as it runs);
+    - ``from p import n`` is an edge to ``p.n`` where that is a module, else
+      to ``p`` (a name its ``__init__`` defines); ``import a.b.c`` to ``a.b.c``;
+    - importing ``a.b.c`` runs the ``__init__`` of ``a`` and ``a.b`` first: an
+      edge to each of those packages too, but not to the importer's own
+      packages (Python has initialised them before the importer runs);
+    - only modules of :data:`PACKAGES` are nodes (numpy, mrjob, tests.* are
+      not); imports by name at run time (``importlib.import_module``) are
+      not seen.
+    """
+    modules = modules or _package_modules()
+    graph = {}
+    for name, path in modules.items():
+        edges = graph[name] = {}
+        for line, module, names in _imported(name, path):
+            targets = [module + "." + n if module + "." + n in modules else module
+                       for n in names] or [module]
+            for target in targets:
+                parts = target.split(".")
+                while parts and ".".join(parts) not in modules:
+                    parts.pop()  # a name of a module: the module
+                for i in range(len(parts), 0, -1):
+                    m = ".".join(parts[:i])
+                    if m == name or (i < len(parts) and name.startswith(m + ".")):
+                        continue
+                    edges.setdefault(m, line)
+    return graph
+
+
+def import_circles(graph):
+    """The strongly connected components of more than one module (Tarjan's,
+    iterative), each as its modules sorted, with the edges inside it."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return ["%d modules: %s" % (len(c), "; ".join(
+        "%s -> %s" % (m, ", ".join("%s (line %d)" % (t, graph[m][t])
+                                   for t in sorted(graph[m]) if t in c)) for m in c))
+        for c in out]
+
+
+def test_the_import_graph_counts_deferred_and_package_imports(tmp_path):
+    # the rules of import_graph on a made-up package
+    files = {"p/__init__.py": "from p.a import A\n",
+             "p/a.py": "A = 1\ndef f():\n    from p.b import g\n",
+             "p/b.py": "from . import a\nfrom p import A\ng = 1\n",
+             "p/q/__init__.py": "from p.q.c import C\n",
+             "p/q/c.py": "import p.a\nC = 1\n",
+             "p/d.py": "import p.q.c\n"}
+    modules = {}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+        parts = rel[:-3].split("/")
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = str(tmp_path / rel)
+    graph = import_graph(modules)
+    assert graph["p.a"] == {"p.b": 3}                   # deferred: an edge
+    assert graph["p.b"] == {"p.a": 1, "p": 2}           # a module; a name of __init__
+    assert graph["p.d"] == {"p.q.c": 1, "p.q": 1}       # and the package it runs
+    assert graph["p.q.c"] == {"p.a": 1}                 # its own packages: no edge
+    assert import_circles(graph) == [
+        "3 modules: p -> p.a (line 1); p.a -> p.b (line 3); p.b -> p (line 2), p.a (line 1)"]
+
+
+def test_no_import_circle_in_any_package():
+    circles = import_circles(import_graph())
+    print("\n".join(["import circles:"] + circles if circles else ["no import circle in "
+                                                                     + ", ".join(PACKAGES)]))
+    assert circles == []
+
+
+def test_the_launcher_imports_neither_the_planner_nor_the_jobs():
+    # mrjobs.runtime runs the jobs and asks them through hooks (the temp disk:
+    # SparseJob.temp_disk_estimate); the planner models a job and is called by it
+    graph = import_graph()
+    upward = ["%s -> %s (line %d)" % (m, t, line) for m, edges in sorted(graph.items())
+              if m.startswith("mrjobs.runtime.") for t, line in sorted(edges.items())
+              if t == "mrjobs.plan" or t.startswith("mrjobs.plan.") or t in JOB_MODULES]
+    assert upward == []
+
+
+def test_only_the_runners_choice_imports_the_local_runner():
+    # importing mrjobs.runtime.localrunner patches mrjob (mrjob.bin with a
+    # stand-in for pyspark): what others read of it is in localsettings
+    graph = import_graph()
+    assert sorted(m for m, edges in graph.items()
+                  if "mrjobs.runtime.localrunner" in edges) == ["mrjobs.runtime.runnerargs"]
+    assert graph["mrjobs.runtime.localsettings"] == {}
+    out = subprocess.run([sys.executable, "-c", "import sys, mrjobs.runtime.localsettings, "
+                          "mrjobs.plan.cli; print('mrjob.bin' in sys.modules, "
+                          "'mrjobs.runtime.localrunner' in sys.modules)"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+def test_bench_imports_no_test_module_and_no_private_name():
+    modules = _package_modules()
+    private, from_tests = [], {}
+    for name, path in sorted(modules.items()):
+        if not name.startswith("bench"):
+            continue
+        for line, module, names in _imported(name, path):
+            if module.split(".")[0] == "tests":
+                from_tests.setdefault(name, set()).update(
+                    "%s.%s" % (module, n) for n in names or ("",))
+            if module.split(".")[0] not in PACKAGES or module in SEAMS:
+                continue
+            private += ["%s:%d %s.%s" % (name, line, module, n) for n in names
+                        if n.startswith("_") and not n.startswith("__")
+                        and "%s.%s" % (module, n) not in modules]
+    assert private == []
+    assert {m: n for m, n in from_tests.items()
+            if not n <= BENCH_TEST_IMPORTS_TO_MOVE.get(m, set())} == {}
+    assert {m for m in BENCH_TEST_IMPORTS_TO_MOVE if m not in from_tests} == set(), \
+        "moved: take it off BENCH_TEST_IMPORTS_TO_MOVE"

@@ -1,6 +1,6 @@
 """The C path of the pair kernel with ``k`` (:func:`mrjobs.pairs.kernel.pair_best`):
 the products of a block pair summed, scored and selected in one C pass
-(``pair_topk`` of ``mrjobs/_speedups.c``), each column's best kept across the
+(``pair_topk`` of ``mrjobs/csrc/topk.c``), each column's best kept across the
 chunks (:class:`Kept`) -- or, on threads, a diagonal block's upper triangle
 with a column buffer a thread (:func:`_triangle`, a small ``k``) or its
 whole rows with no column kept (:func:`_whole_rows`) -- and the merge of a
@@ -50,34 +50,34 @@ def fused_best(A, C, scorer, spec, tell):
     bound = product_bounds(A, C)
     ends = chunk_ends(bound, FUSED_PAIRS, max_rows=max_rows)
     zero_free = _zero_free(a[2], b[2])  # found once for every chunk's call
+
+    def pair_topk(**chunk):
+        """``pair_topk`` on the block, with the chunk's options."""
+        return kernels.pair_topk(a=a, bt=b, n_c=n_c, k=k, kind=kind, threshold=threshold,
+                                 limit=limit, zero_free=zero_free, **chunk)
+
     if spec.threads > 1 and spec.merged and triangle_pays(n_c, k, spec.threads):
         mode = 2 if spec.include_self else 1
         seeds = np.full(n_c, -np.inf)  # each row's k-th best, shared by the threads
         return (yield from _triangle(
-            lambda start, end, kept, counts: kernels.pair_topk(
-                *a, *b, n_c, start, end, mode, k, kind, threshold, limit, True,
-                kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor, False,
-                counts, zero_free, seeds), _balanced(bound, ends, spec.threads, max_rows),
+            lambda start, end, kept, counts: pair_topk(
+                start=start, end=end, mode=mode, counts=counts, kept=kept.buffers,
+                seeds=seeds), _balanced(bound, ends, spec.threads, max_rows),
             lambda: Kept(kernels, n_c, min(k, A.shape[0])), spec.threads, k, scorer, tell))
     if spec.threads > 1 and spec.merged and not spec.include_self:
         return (yield from _whole_rows(
-            lambda start, end, counts: kernels.pair_topk(
-                *a, *b, n_c, start, end, 3, k, kind, threshold, limit, False, *_no_buffers(),
-                False, counts, zero_free), ends, spec.threads, scorer, tell))
+            lambda start, end, counts: pair_topk(start=start, end=end, mode=3, counts=counts),
+            ends, spec.threads, scorer, tell))
     mode = (2 if spec.include_self else 1) if diagonal else 0
     kept = Kept(kernels, n_c, min(k, A.shape[0])) if spec.mirror else None
-    if kept is None:
-        buffers = _no_buffers()
-    else:
-        buffers = (kept.k, kept.cap, kept.scores, kept.others, kept.sizes, kept.floor)
     merge = spec.merged
     counts = np.zeros(4, np.int64)
     products = start = 0
     for end in ends:
         counts[:] = 0
         # (the outputs: as many entries as the rows keep, at most k a row)
-        g, o, s = kernels.pair_topk(*a, *b, n_c, start, end, mode, k, kind, threshold, limit,
-                                    kept is not None, *buffers, merge, counts, zero_free)
+        g, o, s = pair_topk(start=start, end=end, mode=mode, counts=counts,
+                            kept=None if kept is None else kept.buffers, merge=merge)
         scorer.count_fused(*counts[:3].tolist())
         products += int(counts[3])
         if g:
@@ -97,11 +97,6 @@ def _zero_free(a_data, b_data):
     no hit bytes."""
     return int(not may_hold_zero_dots(a_data, b_data) and bool(np.isfinite(a_data).all())
                and bool(np.isfinite(b_data).all()))
-
-
-def _no_buffers():
-    """``pair_topk``'s column buffers where there are none (no mirror)."""
-    return (0, 1, np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
 
 
 #: the largest ``k`` for which :func:`_triangle` (each pair once, offered to
@@ -255,6 +250,11 @@ class Kept:
         self.others = np.empty(n * self.cap, np.int64)
         self.sizes = np.zeros(n, np.int64)
         self.floor = np.full(n, -np.inf)
+
+    @property
+    def buffers(self):
+        """``pair_topk``'s ``kept``: (k, cap, scores, others, sizes, floor)."""
+        return self.k, self.cap, self.scores, self.others, self.sizes, self.floor
 
     @staticmethod
     def slots(k):

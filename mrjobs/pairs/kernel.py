@@ -29,7 +29,7 @@ What happens to a chunk of rows, in order:
    column's ``k`` best whenever too many pile up, and yielded at the end
    (or, without ``k``, whenever they fill the buffer).
 
-With the C kernels (``mrjobs/_speedups.c``, :mod:`mrjobs._c`) steps 1-3 are
+With the C kernels (``mrjobs/csrc/``, :mod:`mrjobs._c`) steps 1-3 are
 one pass that visits only the upper triangle of a diagonal block and keeps
 the exact zeros (the same dot products, to the bit: the terms are added in
 scipy's order), step 5 selects each row's ``k`` best in C, and step 6 keeps

@@ -77,23 +77,25 @@ and ``default_blocks``.
 Modules: :mod:`~mrjobs.plan.sample` (reading the sample),
 :mod:`~mrjobs.plan.estimates` (the estimates and the plan's dict),
 :mod:`~mrjobs.plan.wirecost` (bytes of each step), :mod:`~mrjobs.plan.resources`
-(time, memory, disk, pruning), :mod:`~mrjobs.plan.report` (the plan as text and
-JSON), :mod:`~mrjobs.plan.runs` (``--compare``, ``--calibrate`` and reading a
-calibration), :mod:`~mrjobs.plan.procmem` (the peak memory of a run's
-processes), :mod:`~mrjobs.plan.cli` (the command line); this package holds their
-public names.
+(time, memory, disk, pruning; reading a calibration), :mod:`~mrjobs.plan.report`
+(the plan as text and JSON, and against a run), :mod:`~mrjobs.plan.cli` (the
+planner's options, :func:`plan`, and the job's temporary disk), and above the
+job -- they run it: :mod:`~mrjobs.plan.runs` (``--compare`` and
+``--calibrate``: :func:`~mrjobs.plan.runs.measure_run`,
+:func:`~mrjobs.plan.runs.calibrate`), :mod:`~mrjobs.plan.procmem` (the peak
+memory of a run's processes) and :mod:`mrjobs.plan.__main__` (the command
+line's checks and ``main``).  This package holds the public names of the
+modules below the job (the dot-products job calls :func:`plan` for its
+temporary disk, so the package imports nothing that imports the job).
 """
 from mrjobs.plan.sample import PlanError, Sample, SampleRead, input_files, read_sample
 from mrjobs.plan.estimates import MAX_TASKS, POSTING_ENTRY_BYTES, estimate, job_args
-from mrjobs.plan.report import as_json, format_comparison, format_plan
-from mrjobs.plan.runs import (CALIBRATION, CALIBRATION_BYTES, CALIBRATION_CORPORA, calibrate,
-                              comparison, load_calibration, measure_run)
-from mrjobs.plan.cli import MAX_PAIR_SAMPLE, MAX_VECTORS, main, plan
+from mrjobs.plan.report import as_json, comparison, format_comparison, format_plan
+from mrjobs.plan.resources import CALIBRATION, CALIBRATION_BYTES, load_calibration
+from mrjobs.plan.cli import MAX_PAIR_SAMPLE, MAX_VECTORS, plan
 
-__all__ = ["Sample", "read_sample", "estimate", "format_plan", "measure_run", "calibrate",
-           "main", "PlanError",
+__all__ = ["Sample", "read_sample", "estimate", "format_plan", "PlanError",
            # the modules' other names, as the planner's one module had them
            "SampleRead", "input_files", "MAX_TASKS", "POSTING_ENTRY_BYTES", "job_args",
            "as_json", "format_comparison", "CALIBRATION", "CALIBRATION_BYTES",
-           "CALIBRATION_CORPORA", "comparison", "load_calibration", "MAX_PAIR_SAMPLE",
-           "MAX_VECTORS", "plan"]
+           "comparison", "load_calibration", "MAX_PAIR_SAMPLE", "MAX_VECTORS", "plan"]

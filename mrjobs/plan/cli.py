@@ -1,21 +1,25 @@
-"""``python -m mrjobs.plan``: the planner's command line (the job's options,
-the cluster's, and the plan's own)."""
+"""The planner's options (the job's, the cluster's, and the plan's own: the
+command line of ``python -m mrjobs.plan``, whose checks and ``main`` are in
+:mod:`mrjobs.plan.__main__`), :func:`plan` for them, and the dot-products
+job's temporary disk (:func:`temp_disk_need`, its hook for the launcher's
+check).  Imports no job: the job calls it."""
 import argparse
-import json
+import logging
 import math
-import os
-import sys
-from pathlib import Path
 
-from mrjobs.measures import MEASURES, get as get_measure
+from mrjobs.measures import MEASURES
 from mrjobs.options import finite_float, numbers_as_values
 from mrjobs.parsing import FORMATS, POSTINGS
-from mrjobs.plan.estimates import MAX_TASKS, estimate, job_args
-from mrjobs.plan.report import as_json, format_comparison, format_plan
-from mrjobs.plan.runs import CALIBRATION, calibrate, comparison, load_calibration, measure_run
-from mrjobs.plan.sample import PlanError, read_sample
+from mrjobs.plan.estimates import estimate
+from mrjobs.plan.resources import CALIBRATION, load_calibration
+from mrjobs.plan.sample import read_sample
+from mrjobs.runtime.paths import local_lines
+from mrjobs.strategies.sizing import input_data_bytes
 
-__all__ = ["MAX_VECTORS", "MAX_PAIR_SAMPLE", "plan", "main"]
+__all__ = ["MAX_VECTORS", "MAX_PAIR_SAMPLE", "QUICK_FACTOR", "options_for_job", "output_bound", "parser",
+           "parse_options", "plan", "temp_disk_need"]
+
+log = logging.getLogger(__name__)
 
 #: the largest --vectors: past it, products and pair counts leave float64's
 #: exact range for counts and the steps' sums can overflow
@@ -35,7 +39,7 @@ def _finite_float(text):
     return value
 
 
-def _parser():
+def parser():
     ap = argparse.ArgumentParser(
         prog="python -m mrjobs.plan",
         description="What a run of python -m mrjobs.dot_products will cost: block count, "
@@ -90,62 +94,6 @@ def _parser():
     return ap
 
 
-def _check(ap, o):
-    for name in ("num_cores", "reducers"):
-        v = getattr(o, name)
-        if v is not None and v > MAX_TASKS:
-            ap.error("--%s must be at most %d, not %d" % (name.replace("_", "-"), MAX_TASKS, v))
-    if o.calibrate:
-        if o.num_cores is not None and o.num_cores < 1:
-            ap.error("--num-cores must be at least 1")
-        _check_writable(ap, o.calibration)
-        return
-    if not o.inputs:
-        ap.error("give the job's INPUT paths (or --calibrate)")
-    if "" in o.inputs or o.queries == "":
-        ap.error("an input path is empty (%s)" % ("--queries ''" if o.queries == "" else
-                                                  "INPUT ''"))
-    for name in ("blocks", "pair_threads", "buffer_entries", "max_df", "top_k", "reducers",
-                 "reducer_memory", "num_cores", "num_features"):
-        v = getattr(o, name)
-        if v is not None and v < 1:
-            ap.error("--%s must be at least 1" % name.replace("_", "-"))
-    if o.vectors is not None and not 2 <= o.vectors <= MAX_VECTORS:
-        ap.error("--vectors must be a number from 2 to %g, not %s" % (MAX_VECTORS, o.vectors))
-    if o.sample_lines < 2 or o.pair_sample < 2:
-        ap.error("--sample-lines and --pair-sample must be at least 2")
-    if o.pair_sample > MAX_PAIR_SAMPLE:
-        ap.error("--pair-sample must be at most %d (its pairs are scored as dense arrays), "
-                 "not %d" % (MAX_PAIR_SAMPLE, o.pair_sample))
-    try:
-        load_calibration(o.calibration)
-    except PlanError as err:
-        ap.error(str(err))
-    if o.strategy == "stripes" and o.blocks is not None:
-        ap.error("--blocks applies to --strategy blocks only")
-    if get_measure(o.measure).needs_n_features and o.num_features is None:
-        ap.error("--measure %s needs --num-features N" % o.measure)
-    from mrjobs.dot_products import MRSparseDotProducts
-    try:  # the job's own checks of its options
-        MRSparseDotProducts(job_args(o) + ["--no-conf"])
-    except ValueError as e:
-        ap.error(str(e))
-
-
-def _check_writable(ap, path):
-    """--calibrate writes ``path`` after minutes of runs: refuse at once a path
-    it could not write (the directories it makes are the ones it would make)."""
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        existed = os.path.lexists(path)
-        with open(path, "ab"):
-            pass
-        if not existed:
-            os.unlink(path)
-    except OSError as err:
-        ap.error("--calibration %s: cannot be written (%s)" % (path, err.strerror or err))
-
-
 #: the job's options the planner reads, under the same names
 JOB_OPTIONS = ("queries", "strategy", "blocks", "pair_threads", "buffer_entries", "max_df",
                "top_k", "threshold", "measure", "num_features", "include_self", "float32",
@@ -156,7 +104,7 @@ JOB_OPTIONS = ("queries", "strategy", "blocks", "pair_threads", "buffer_entries"
 def parse_options(argv):
     """The planner's options from a command line, unchecked (for callers
     that build it themselves)."""
-    ap = _parser()
+    ap = parser()
     return ap.parse_args(numbers_as_values(ap, argv))
 
 
@@ -180,53 +128,64 @@ def plan(o):
     return estimate(corpus, queries, o, load_calibration(o.calibration))
 
 
-def _constants_text(constants):
-    """``name=value, ...`` of the calibration's constants (a step's CPU model
-    as ``step=[k, c_bytes, c_pairs]``)."""
-    return ", ".join("%s=%s" % (k, "[%s]" % ", ".join("%.3g" % x for x in v)
-                                if isinstance(v, list) else "%.3g" % v)
-                     for k, v in _flat(constants))
+# -- the dot-products job's temporary disk (the launcher's check) -------------------
+
+#: free space of at least this many times the input passes without a plan
+QUICK_FACTOR = 12
+#: the most bytes a neighbour takes in the output: ``"<uuid>": `` (40), the
+#: longest float repr (24, ``-2.2250738585072014e-308``) and ``, `` (2); a
+#: compact record's entry (16 + 8 bytes, each escaped at most to two) takes less
+NEIGHBOUR_MAX_BYTES = 66
+#: the most bytes of an output line beside its neighbours (key, TAB, braces,
+#: newline; a compact record's own bytes)
+LINE_MAX_BYTES = 64
 
 
-def _flat(constants):
-    for k, v in constants.items():
-        if isinstance(v, dict):
-            yield from _flat(v)
-        else:
-            yield k, v
+def temp_disk_need(job_options, inputs, free):
+    """The planned peak of the temporary disk of a local run of the
+    dot-products job with ``job_options`` (its parsed options) on ``inputs``
+    (local paths), for a temp dir with ``free`` bytes free; None where no
+    plan is made or none can be.
 
-
-def main(argv=None):
-    ap = _parser()
-    o = ap.parse_args(numbers_as_values(ap, sys.argv[1:] if argv is None else argv))
-    _check(ap, o)
+    The input is counted by its bytes of data (a compressed file's
+    uncompressed bytes, estimated: :func:`mrjobs.strategies.sizing.input_data_bytes`).
+    Without ``--output-dir`` the whole output is written into the temp dir
+    too, before its copy to stdout (:func:`mrjobs.runtime.report.write_output`):
+    the plan counts it (top-1000 of 3,000 vectors: 175 MB of output from
+    7.65 MB of input).  Where ``free`` is at least :data:`QUICK_FACTOR` times
+    the input, plus at most what the output could stage (:func:`output_bound`),
+    no plan is made (the peak without the output has been 3-4x the input; the
+    estimate costs a second or two of sampling).  Where the input holds no
+    data, or the planner cannot plan the run, None: the run goes ahead
+    unchecked."""
+    size = input_data_bytes(list(inputs))
+    if not size:
+        return None
+    if free >= QUICK_FACTOR * size:
+        bound = output_bound(job_options, list(inputs), free)
+        if bound is not None and free >= QUICK_FACTOR * size + bound:
+            return None
     try:
-        if o.calibrate:
-            r = calibrate(o.calibration, o.num_cores or 2)
-            print("calibration written to %s: %s" % (o.calibration, _constants_text(
-                r["constants"])))
-            return
-        if o.compare:
-            if o.vectors is not None:
-                ap.error("--compare runs the input itself: leave out --vectors")
-            # the run is local: plan for the local runner's reduce tasks
-            o.runner, o.reducers, o.num_cores = "local", None, o.num_cores or 2
-        e = plan(o)
-        if not o.json:
-            print(format_plan(e, o), flush=True)
-        out = {"plan": as_json(e)}
-        if o.compare:
-            run = measure_run(job_args(o, o.inputs), o.num_cores or 2)
-            out["run"] = {k: v for k, v in run.items() if k != "counters"}
-            out["comparison"] = comparison(e, run)
-            if not o.json:
-                print(format_comparison(out["comparison"]))
-        if o.json:
-            print(json.dumps(out, indent=2, default=float))
-    except (PlanError, OSError) as err:
-        print("mrsparse plan: error: %s" % err, file=sys.stderr)
-        sys.exit(1)
-    except MemoryError:
-        print("mrsparse plan: error: out of memory (lower --sample-lines or --pair-sample)",
-              file=sys.stderr)
-        sys.exit(1)
+        return plan(options_for_job(job_options, list(inputs)))["temp_disk_bytes"]
+    except Exception as err:  # a plan that fails must not stop the run it checks
+        log.debug("no temp disk plan (%r): the run goes ahead unchecked", err)
+        return None
+
+
+def output_bound(options, inputs, free):
+    """At most the bytes of output a run with the job's ``options`` on
+    ``inputs`` stages in the temp dir, without sampling: 0 with
+    ``--output-dir`` (written beside it), else a line for each input line
+    with ``min(--top-k, lines)`` neighbours (every line a vector, each the
+    neighbour of every other, each at :data:`NEIGHBOUR_MAX_BYTES`); None
+    where that is past ``free`` or not known (a compressed input, whose lines
+    are not counted): the plan decides."""
+    if getattr(options, "output_dir", None):
+        return 0
+    per_line = LINE_MAX_BYTES + NEIGHBOUR_MAX_BYTES  # at least one neighbour a line
+    lines = local_lines(list(inputs), stop_above=free // per_line)
+    if lines is None or lines * per_line > free:
+        return None
+    k = min(getattr(options, "top_k", None) or lines, lines)
+    bound = lines * (LINE_MAX_BYTES + k * NEIGHBOUR_MAX_BYTES)
+    return bound if bound <= free else None

@@ -286,9 +286,9 @@ def _reducers(o):
 def _map_tasks(input_bytes, o):
     """Map tasks of the first step: the job's local runner's (a task per
     ``SPLIT_BYTES`` of input, at most one a core up to ``BALANCE_BYTES`` a
-    core: :func:`~mrjobs.runtime.localrunner.task_count`), mrjob's inline
+    core: :func:`~mrjobs.runtime.localsettings.task_count`), mrjob's inline
     runner's two, a cluster's one an HDFS block (128 MB)."""
-    from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
+    from mrjobs.runtime.localsettings import SPLIT_BYTES, task_count
     if o.runner == "local":
         return task_count(int(input_bytes), cores(o.num_cores), SPLIT_BYTES)
     if o.runner in (None, "inline"):
@@ -305,6 +305,26 @@ def _products_computed(e, o):
     if len(e["fams"]) == 2 or not o.include_self:
         return p["pairs"]
     return p["pairs"] + (f.kept_len > 0).sum() * f.scale
+
+
+def _blocks_estimates(e, fams, o, R, has_queries):
+    """The blocks strategy's part of the plan ``e``: its blocks, block pairs,
+    --max-df form, a pair's entries and memory, and the blocks to suggest."""
+    lengths = fams[-1].s.lengths
+    mean_length = float(lengths.mean()) if lengths.shape[0] else None
+    B, e["blocks_over_limit"] = _job_blocks(o, e["input_bytes"], mean_length)
+    e["blocks"] = B
+    e["block_pairs"] = B * B if has_queries else B * (B + 1) // 2
+    # --max-df: the form the job would choose for this runner and B
+    e["df_cut_form"] = None if o.max_df is None else df_cut_form(o.runner, B, has_queries)
+    # a pair decodes its blocks whole: in the counts form it applies the
+    # cut itself, in the join form its blocks hold the kept entries
+    entries = (e["kept_entries"] if e["df_cut_form"] == "join" else
+               sum(f.s.lengths.sum() * f.scale for f in fams)) / (2 if has_queries else 1)
+    e["pair_entries"] = entries
+    e["memory"] = pair_memory_bytes(entries, B, o.buffer_entries)
+    e["suggested_blocks"] = _suggest_blocks(entries, o, R, mean_length)
+    e["products_computed"] = _products_computed(e, o)
 
 
 def estimate(corpus, queries, o, calibration=None):
@@ -330,23 +350,7 @@ def estimate(corpus, queries, o, calibration=None):
     R = _reducers(o)
     e["reducers"] = R
     if o.strategy == "blocks":
-        lengths = fams[-1].s.lengths
-        mean_length = float(lengths.mean()) if lengths.shape[0] else None
-        B, e["blocks_over_limit"] = _job_blocks(o, e["input_bytes"], mean_length)
-        e["blocks"] = B
-        e["block_pairs"] = B * B if queries is not None else B * (B + 1) // 2
-        # --max-df: the form the job would choose for this runner and B
-        e["df_cut_form"] = (None if o.max_df is None
-                            else df_cut_form(o.runner, B, queries is not None))
-        # a pair decodes its blocks whole: in the counts form it applies the
-        # cut itself, in the join form its blocks hold the kept entries
-        entries = (e["kept_entries"] if e["df_cut_form"] == "join" else
-                   sum(f.s.lengths.sum() * f.scale for f in fams)) / (
-            2 if queries is not None else 1)
-        e["pair_entries"] = entries
-        e["memory"] = pair_memory_bytes(entries, B, o.buffer_entries)
-        e["suggested_blocks"] = _suggest_blocks(entries, o, R, mean_length)
-        e["products_computed"] = _products_computed(e, o)
+        _blocks_estimates(e, fams, o, R, queries is not None)
     else:
         e["memory"] = e["max_df_kept"] * POSTING_ENTRY_BYTES + o.buffer_entries * 48
     wire = Wire(fams, o)
@@ -355,7 +359,7 @@ def estimate(corpus, queries, o, calibration=None):
         # input, at most one a core up to BALANCE_BYTES a core: size R by the
         # vectors step (its reducers send the --max-df count tables), whose
         # bytes do not depend on R
-        from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
+        from mrjobs.runtime.localsettings import SPLIT_BYTES, task_count
         R = e["reducers"] = task_count(int(vectors_step(e, wire)["bytes"]),
                                        cores(o.num_cores), SPLIT_BYTES)
     e["map_tasks"] = _map_tasks(e["input_bytes"], o)

@@ -1,10 +1,12 @@
 """The plan as text and as JSON, and a plan against a measured run."""
 import json
 
+import numpy as np
+
 from mrjobs.runtime.tempdisk import size_text as _size
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES
 
-__all__ = ["format_plan", "as_json", "format_comparison"]
+__all__ = ["format_plan", "as_json", "format_comparison", "comparison"]
 
 
 # -- printing --------------------------------------------------------------------
@@ -153,3 +155,35 @@ def format_comparison(rows):
             lambda x: "%.1f s" % x) if what.endswith(" s") else _n
         out.append("%-30s %16s %16s %8s" % (what, show(plan), show(real), ratio))
     return "\n".join(out)
+
+
+def comparison(e, run):
+    """Rows (what, plan, run) of a plan against a measured run."""
+    rows = [("step %d %s bytes" % (i + 1, s["step"]), s["bytes"], b)
+            for i, (s, b) in enumerate(zip(e["steps"], run["step_bytes"]))]
+    rows.append(("shuffle bytes", sum(s["bytes"] for s in e["steps"]),
+                 sum(run["step_bytes"])))
+    w = run["work"]
+    if "partial products" in w:
+        rows.append(("products (partial products)", e["products"], w["partial products"]))
+    if "products computed" in w:
+        rows.append(("products computed", e["products_computed"], w["products computed"]))
+        rows.append(("blocks", e["blocks"], _blocks_of(w.get("block pairs", 0),
+                                                         len(e["fams"]) == 2)))
+    if "pairs scored" in w:
+        rows.append(("pairs scored", e["pairs"]["pairs"], w["pairs scored"]))
+    if e["wall_s"] is not None:
+        rows.append(("wall s", e["wall_s"], run["seconds"]))
+        rows.append(("CPU s", e["cpu_s"], run["cpu_s"]))
+    rows.append(("peak memory of a task or sort", max(
+        v for k, v in e["memory_by_kind"].items() if k != "launcher"), run["peak_rss_bytes"]))
+    if e.get("temp_disk_bytes") is not None:
+        rows.append(("temporary disk", e["temp_disk_bytes"], run["temp_disk_bytes"]))
+    return rows
+
+
+def _blocks_of(pairs, queries):
+    """B from the number of block pairs B(B+1)/2 (B*B under --queries)."""
+    if queries:
+        return int(round(np.sqrt(pairs)))
+    return int(round((np.sqrt(8 * pairs + 1) - 1) / 2))

@@ -7,13 +7,65 @@ bytes, the block pairs' products, a block pair's entries), with constants
 measured on this machine by ``--calibrate`` (:mod:`mrjobs.plan.runs`);
 :data:`DEFAULTS` holds the ones a calibration written before them lacks.
 """
+import json
+import math
+from pathlib import Path
+
 import numpy as np
 
+from mrjobs.plan.sample import PlanError
 from mrjobs.strategies.sizing import (CHUNK_BYTES_PER_ENTRY, PAIR_BYTES_PER_ENTRY,
                                       TASK_BASE_BYTES)
 
-__all__ = ["DEFAULTS", "constants", "temp_disk_bytes", "memory_by_kind", "times",
+__all__ = ["CALIBRATION", "CALIBRATION_BYTES", "load_calibration", "DEFAULTS", "constants", "temp_disk_bytes", "memory_by_kind", "times",
            "prune_estimate"]
+
+#: the time constants the plan reads by default: package data, measured by
+#: ``make bench`` (``--calibrate --calibration`` this file); a user's own
+#: calibration is any path given to ``--calibration``
+CALIBRATION = Path(__file__).resolve().parent / "calibration.json"
+#: the largest calibration file read (a calibration is a few kB)
+CALIBRATION_BYTES = 1 << 20
+
+
+def load_calibration(path):
+    """The time constants stored by --calibrate, or None when ``path`` does
+    not exist or is empty (``/dev/null``).
+
+    Raises
+    ------
+    PlanError
+        When ``path`` cannot be read or does not hold a calibration (a JSON
+        object whose ``constants`` are the finite numbers ``c0``,
+        ``c_bytes`` and ``c_pairs``).
+    """
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(CALIBRATION_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise PlanError("--calibration %s: cannot be read (%s)" % (
+            path, err.strerror or err)) from None
+    if not raw.strip():
+        return None
+    bad = "--calibration %s: not a calibration written by --calibrate (%%s)" % path
+    if len(raw) > CALIBRATION_BYTES:
+        raise PlanError(bad % "more than %d bytes" % CALIBRATION_BYTES)
+    try:
+        cal = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise PlanError(bad % "not JSON") from None
+    constants = cal.get("constants") if isinstance(cal, dict) else None
+    if not isinstance(constants, dict):
+        raise PlanError(bad % 'no "constants" object')
+    for key in ("c0", "c_bytes", "c_pairs"):
+        v = constants.get(key)
+        if v.__class__ not in (int, float) or not math.isfinite(v) or v < 0:
+            raise PlanError(bad % '"constants" needs %s, a finite number >= 0, found %.40r'
+                            % (key, v))
+    return cal
+
 
 #: constants a calibration may lack (measured on this project's 2-core
 #: machine: the memory on a local run of 100,000 generated vectors, the

@@ -1,10 +1,9 @@
 """Real runs of the job: ``--compare`` (a run measured beside its plan) and
-``--calibrate`` (the time constants of this machine), and reading a
-calibration."""
+``--calibrate`` (the time constants of this machine; reading them:
+:func:`mrjobs.plan.resources.load_calibration`)."""
 import datetime
 import json
 import logging
-import math
 import os
 import platform
 import shutil
@@ -16,57 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mrjobs.plan.sample import PlanError
-
-__all__ = ["CALIBRATION", "CALIBRATION_BYTES", "CALIBRATION_CORPORA", "load_calibration",
-           "measure_run", "comparison", "calibrate"]
-
-#: the time constants the plan reads by default: package data, measured by
-#: ``make bench`` (``--calibrate --calibration`` this file); a user's own
-#: calibration is any path given to ``--calibration``
-CALIBRATION = Path(__file__).resolve().parent / "calibration.json"
-#: the largest calibration file read (a calibration is a few kB)
-CALIBRATION_BYTES = 1 << 20
-
-
-def load_calibration(path):
-    """The time constants stored by --calibrate, or None when ``path`` does
-    not exist or is empty (``/dev/null``).
-
-    Raises
-    ------
-    PlanError
-        When ``path`` cannot be read or does not hold a calibration (a JSON
-        object whose ``constants`` are the finite numbers ``c0``,
-        ``c_bytes`` and ``c_pairs``).
-    """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(CALIBRATION_BYTES + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        raise PlanError("--calibration %s: cannot be read (%s)" % (
-            path, err.strerror or err)) from None
-    if not raw.strip():
-        return None
-    bad = "--calibration %s: not a calibration written by --calibrate (%%s)" % path
-    if len(raw) > CALIBRATION_BYTES:
-        raise PlanError(bad % "more than %d bytes" % CALIBRATION_BYTES)
-    try:
-        cal = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise PlanError(bad % "not JSON") from None
-    constants = cal.get("constants") if isinstance(cal, dict) else None
-    if not isinstance(constants, dict):
-        raise PlanError(bad % 'no "constants" object')
-    for key in ("c0", "c_bytes", "c_pairs"):
-        v = constants.get(key)
-        if v.__class__ not in (int, float) or not math.isfinite(v) or v < 0:
-            raise PlanError(bad % '"constants" needs %s, a finite number >= 0, found %.40r'
-                            % (key, v))
-    return cal
-
+__all__ = ["CALIBRATION_CORPORA", "measure_run", "calibrate"]
 
 # -- real runs: --compare and --calibrate --------------------------------------------
 
@@ -186,38 +135,6 @@ def _step_bytes(runner):
             Path(runner._get_local_tmp_dir()).glob("step/*/reducer/sorted-input")}
 
 
-def comparison(e, run):
-    """Rows (what, plan, run) of a plan against a measured run."""
-    rows = [("step %d %s bytes" % (i + 1, s["step"]), s["bytes"], b)
-            for i, (s, b) in enumerate(zip(e["steps"], run["step_bytes"]))]
-    rows.append(("shuffle bytes", sum(s["bytes"] for s in e["steps"]),
-                 sum(run["step_bytes"])))
-    w = run["work"]
-    if "partial products" in w:
-        rows.append(("products (partial products)", e["products"], w["partial products"]))
-    if "products computed" in w:
-        rows.append(("products computed", e["products_computed"], w["products computed"]))
-        rows.append(("blocks", e["blocks"], _blocks_of(w.get("block pairs", 0),
-                                                         len(e["fams"]) == 2)))
-    if "pairs scored" in w:
-        rows.append(("pairs scored", e["pairs"]["pairs"], w["pairs scored"]))
-    if e["wall_s"] is not None:
-        rows.append(("wall s", e["wall_s"], run["seconds"]))
-        rows.append(("CPU s", e["cpu_s"], run["cpu_s"]))
-    rows.append(("peak memory of a task or sort", max(
-        v for k, v in e["memory_by_kind"].items() if k != "launcher"), run["peak_rss_bytes"]))
-    if e.get("temp_disk_bytes") is not None:
-        rows.append(("temporary disk", e["temp_disk_bytes"], run["temp_disk_bytes"]))
-    return rows
-
-
-def _blocks_of(pairs, queries):
-    """B from the number of block pairs B(B+1)/2 (B*B under --queries)."""
-    if queries:
-        return int(round(np.sqrt(pairs)))
-    return int(round((np.sqrt(8 * pairs + 1) - 1) / 2))
-
-
 #: the calibration's corpora: (vectors, Zipf exponent, vocabulary); the 8,000
 #: at Zipf 0.8 have rare features (few pairs for their bytes), which tells pairs
 #: from bytes; the 20,000 and 50,000 give products enough to weigh beside the
@@ -326,7 +243,7 @@ def _parallel_share(runs, slots):
     """The median share of a step's CPU that ran in parallel, from
     wall = (1 - par) cpu + par cpu / m over the steps long enough to show it
     (m: the step's tasks, at most the slots)."""
-    from mrjobs.runtime.localrunner import SPLIT_BYTES, task_count
+    from mrjobs.runtime.localsettings import SPLIT_BYTES, task_count
     shares = []
     for r in runs:
         for name, b, cpu, wall in zip(_names(r), r["step_bytes"], r["step_cpu"],

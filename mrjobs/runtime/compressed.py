@@ -9,14 +9,14 @@ stream").  mrjob's ``mrjob.cat.gunzip_stream`` and ``bunzip2_stream`` stop
 at the end of the first, silently (or, for bz2, with an ``EOFError``
 traceback), and read a truncated file as far as it goes without a word.
 
-Importing this module replaces those two functions in :mod:`mrjob.cat` by
-:func:`gunzip_stream` and :func:`bunzip2_stream`, which read every member
+:func:`read_every_member` replaces those two functions in :mod:`mrjob.cat`
+by :func:`gunzip_stream` and :func:`bunzip2_stream`, which read every member
 and raise :class:`CompressedInputError` -- one line naming the file -- for
 data that is corrupt or ends inside a member.  ``mrjob.cat.decompress``
 looks them up when called, so every user of it (the sim runners' input
 splitting, the local filesystem's ``cat``, ``MRJob``'s own reading) gets
 them, wherever it imported ``decompress`` from.  The runners that read
-compressed input on this machine import this module
+compressed input on this machine call it as they are made
 (:mod:`mrjobs.runtime.inlinerunner`, :mod:`mrjobs.runtime.localrunner`).
 """
 import bz2
@@ -25,6 +25,7 @@ import zlib
 import mrjob.cat
 
 __all__ = ["CompressedInputError", "Members", "gunzip_stream", "bunzip2_stream",
+           "read_every_member",
            "READ_BYTES", "PIECE_BYTES"]
 
 #: compressed bytes read at a time
@@ -153,5 +154,8 @@ def bunzip2_stream(fileobj, bufsize=READ_BYTES):
     return Members("bz2", _name(fileobj)).pieces(_chunks(fileobj, bufsize))
 
 
-mrjob.cat.gunzip_stream = gunzip_stream
-mrjob.cat.bunzip2_stream = bunzip2_stream
+def read_every_member():
+    """Put :func:`gunzip_stream` and :func:`bunzip2_stream` in
+    :mod:`mrjob.cat` in place of mrjob's (idempotent)."""
+    mrjob.cat.gunzip_stream = gunzip_stream
+    mrjob.cat.bunzip2_stream = bunzip2_stream

@@ -5,7 +5,6 @@ import sys
 
 from mrjob.inline import InlineMRJobRunner
 
-import mrjobs.runtime.compressed  # noqa: F401  (every gzip member, bz2 stream)
 from mrjobs.runtime.paths import HadoopInputs
 
 __all__ = ["InlineRunner"]

@@ -14,7 +14,7 @@ does not depend on the partitioning):
   step) give the number of map / reduce splits, as on Hadoop;
 * else a split per ``split_bytes`` of the step's input, at least one and at
   most one a core; above ``BALANCE_BYTES`` a core, mrjob's two a core
-  (:func:`task_count`).
+  (:func:`~mrjobs.runtime.localsettings.task_count`).
 
 mrjob's runners import ``pyspark``, where it is installed, to look for
 ``spark-submit``; this one leaves that import to a Spark step.  Where a step
@@ -88,56 +88,14 @@ from mrjob.local import _TaskFailedException  # noqa: E402
 from mrjob.util import cmd_line  # noqa: E402
 from mrjob.sim import _symlink_or_copy  # noqa: E402
 
-import mrjobs.runtime.compressed  # noqa: E402,F401  (every gzip member, bz2 stream)
 from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
+from mrjobs.runtime.localsettings import REPORT_ENV, task_count  # noqa: E402
 from mrjobs.runtime.paths import HadoopInputs  # noqa: E402
 from mrjobs.runtime.tempdisk import removes_local_tmp  # noqa: E402
 
-__all__ = ["LocalRunner", "task_count", "split_bounds", "SPLIT_BYTES", "BALANCE_BYTES",
-           "REPORT_ENV"]
+__all__ = ["LocalRunner", "split_bounds"]
 
 log = logging.getLogger(__name__)
-
-#: the environment variable naming the file of the runner's report (see the module)
-REPORT_ENV = "MRSPARSE_LOCAL_RUNNER_REPORT"
-
-#: bytes of a step's input per task (about a CPU second of a vectors-step
-#: mapper): below it, another task costs more to start than it would share
-SPLIT_BYTES = 8 * 2**20
-
-#: bytes of a step's input a core above which a step gets mrjob's two tasks
-#: a core (they even out tasks of unequal cost); below, at most one a core:
-#: tasks of equal size end no sooner for being more than the cores
-BALANCE_BYTES = 64 * 2**20
-
-
-def task_count(nbytes, cores, split_bytes, given=None):
-    """Tasks for ``nbytes`` of a step's input.
-
-    Parameters
-    ----------
-    nbytes : int
-        Bytes of the step's input (for the map side, uncompressed files).
-    cores : int
-        The runner's cores (``--num-cores``).
-    split_bytes : int or None
-        Bytes a task, up to one task a core; None: mrjob's two tasks a core.
-    given : int or None
-        ``mapreduce.job.maps`` or ``.reduces``, which wins where set.
-
-    >>> task_count(10**5, 2, SPLIT_BYTES), task_count(10**5, 2, None)
-    (1, 4)
-    >>> task_count(13 * 2**20, 2, SPLIT_BYTES), task_count(10**9, 2, SPLIT_BYTES)
-    (2, 4)
-    >>> task_count(10**5, 2, SPLIT_BYTES, given=3)
-    3
-    """
-    if given:
-        return given
-    if split_bytes is None or nbytes > cores * BALANCE_BYTES:
-        return 2 * cores
-    return max(1, min(cores, -(-nbytes // split_bytes)))
-
 
 class LocalRunner(HadoopInputs, LocalMRJobRunner):
     """mrjob's local runner with tasks sized to the work (see the module);
@@ -309,8 +267,10 @@ class LocalRunner(HadoopInputs, LocalMRJobRunner):
     def _invoke_task_func(self, task_type, step_num, task_num):
         """Runs a task's process as mrjob's does, but as one of this run's
         :class:`TaskProcesses`, which the run can end."""
-        return partial(self._task_processes().invoke, task_type, step_num, task_num,
-                       self._substep_args(step_num, task_type), self._num_steps())
+        task = dict(task_type=task_type, step_num=step_num, task_num=task_num,
+                    num_steps=self._num_steps())
+        return partial(self._task_processes().invoke, task,
+                       self._substep_args(step_num, task_type))
 
     def _task_processes(self):
         if getattr(self, "_tasks", None) is None:
@@ -466,10 +426,10 @@ class TaskProcesses:
         self._running = set()
         self._stopping = False
 
-    def invoke(self, task_type, step_num, task_num, args, num_steps, stdin, stdout, stderr, wd,
-               env):
-        """mrjob's ``_invoke_task_in_subprocess``: run the task, raise mrjob's
-        task failure when it fails."""
+    def invoke(self, task, args, stdin, stdout, stderr, wd, env):
+        """mrjob's ``_invoke_task_in_subprocess``: run the task (``task``: its
+        ``task_type``, ``step_num``, ``task_num`` and the ``num_steps``) with
+        the command ``args``, raise mrjob's task failure when it fails."""
         log.debug("> %s", cmd_line(args))
         failed = None
         with self._lock:
@@ -495,8 +455,7 @@ class TaskProcesses:
             if status:
                 failed = str(subprocess.CalledProcessError(status, args))
         if failed is not None:
-            raise _TaskFailedException(reason=failed, step_num=step_num, num_steps=num_steps,
-                                       task_type=task_type, task_num=task_num)
+            raise _TaskFailedException(reason=failed, **task)
 
     def stop(self, futures=()):
         """No task starts from now on; the running ones end (SIGTERM, then

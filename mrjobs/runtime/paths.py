@@ -22,6 +22,8 @@ import stat
 import sys
 from urllib.parse import urlsplit
 
+from mrjobs.runtime.compressed import read_every_member
+
 __all__ = ["is_local", "local_path", "relation", "refuse_overlap", "OverlapError", "InputPathError",
            "STDIN", "stdin_fd", "refuse_device", "is_stream", "input_kind", "is_hidden",
            "listed_files", "refuse_unread", "RECURSIVE_KEYS", "HadoopInputs", "tree_bytes",
@@ -283,7 +285,13 @@ def refuse_unread(path, option, recursive=False):
 class HadoopInputs:
     """Mixed in before mrjob's inline or local runner: the first step reads
     the files :func:`listed_files` gives (mrjob's read every file under an
-    input directory, ``.crc`` files and ``_SUCCESS`` included)."""
+    input directory, ``.crc`` files and ``_SUCCESS`` included), and a
+    ``.gz`` or ``.bz2`` file to its end, every member
+    (:func:`mrjobs.runtime.compressed.read_every_member`)."""
+
+    def __init__(self, *args, **kwargs):
+        read_every_member()
+        super().__init__(*args, **kwargs)
 
     def _input_paths_for_step(self, step_num):
         if step_num:  # the previous step's part files

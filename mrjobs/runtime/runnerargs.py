@@ -37,7 +37,8 @@ MRJOB_IMPORTS = ("pipes", "distutils.spawn", "distutils.version")
 
 def runner_class(alias):
     """mrsparse's own runner for ``-r alias`` (:mod:`mrjobs.runtime.inlinerunner`,
-    :mod:`mrjobs.runtime.localrunner`, :mod:`mrjobs.runtime.sparkrunner`), or
+    :mod:`mrjobs.runtime.localrunner`, :mod:`mrjobs.runtime.sparkrunner`,
+    :mod:`mrjobs.runtime.hadooprunner`), or
     None where mrjob's is used."""
     if alias in (None, "inline"):  # (None: mrjob's default, inline)
         from mrjobs.runtime.inlinerunner import InlineRunner
@@ -48,6 +49,9 @@ def runner_class(alias):
     if alias == "spark":
         from mrjobs.runtime.sparkrunner import SparkRunner
         return SparkRunner
+    if alias == "hadoop":
+        from mrjobs.runtime.hadooprunner import HadoopRunner
+        return HadoopRunner
     return None
 
 

@@ -18,7 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 if str(REPO_ROOT) not in sys.path:  # ``bench`` is a folder of the repo, not installed
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import peer_scripts, peers  # noqa: E402
+from bench import peer_runs, peer_scripts, peers  # noqa: E402
 
 #: (name, generator options, --max-df)
 CORPORA = {"zipf-200": (dict(vectors=200, features_per_vector=50, vocabulary=20000, zipf=1.1,
@@ -28,7 +28,7 @@ CORPORA = {"zipf-200": (dict(vectors=200, features_per_vector=50, vocabulary=200
 
 
 def _needs(peer):
-    if not peers.installed(peer):
+    if not peer_runs.installed(peer):
         pytest.skip("%s is not installed (pip install -e '.[bench]' installs it)" % peer)
 
 
@@ -61,7 +61,7 @@ def test_peer_script_finds_the_jobs_neighbours(corpora, tmp_path, peer, corpus):
     out = tmp_path / "peer.out"
     phases = peer_scripts.run(peer, path, out, top_k=10, threads=2, max_df=max_df)
     assert list(phases) == ["parse", "matrix", "product", "select", "write"]
-    c = peers.compare_outputs(job_out, out)
+    c = peer_runs.compare_outputs(job_out, out)
     assert c["job_lines"] == c["peer_lines"] > 0
     assert c["same_neighbours"] and c["same_order"], c
     assert c["lines_tied_at_cut"] == c["lines_differing"] == 0
@@ -76,10 +76,10 @@ def test_peer_script_finds_the_jobs_neighbours(corpora, tmp_path, peer, corpus):
 
 
 def test_run_peer_measures_a_child_and_digests_its_output(corpora, tmp_path):
-    peer = "sp_matmul_rs" if peers.installed("sp_matmul_rs") else "sparse_dot_topn"
+    peer = "sp_matmul_rs" if peer_runs.installed("sp_matmul_rs") else "sparse_dot_topn"
     _needs(peer)
     path, job_out, _ = corpora["zipf-200"]
-    r = peers.run_peer(peer, path, tmp_path / "out", passes=2)
+    r = peer_runs.run_peer(peer, path, tmp_path / "out", passes=2)
     assert r["passes"] == len(r["wall_s_all"]) == len(r["cpu_s_all"]) == 2
     assert r["wall_s"] == min(r["wall_s_all"]) > 0 and r["cpu_s"] == min(r["cpu_s_all"]) > 0
     assert set(r["phases"]) == {"parse", "matrix", "product", "select", "write"}
@@ -95,15 +95,15 @@ def test_compare_outputs_tells_a_different_neighbour_and_a_far_score(tmp_path):
     job.write_text('"%s"\t{"%s": 0.5}\n"%s"\t{"%s": 0.5}\n' % (a, b, b, a))
     near = tmp_path / "near"
     near.write_text('"%s"\t{"%s": 0.5000000000001}\n"%s"\t{"%s": 0.5}\n' % (b, a, a, b))
-    c = peers.compare_outputs(job, near)
+    c = peer_runs.compare_outputs(job, near)
     assert c["same_neighbours"] and c["scores_ok"] and c["lines_differing"] == 0
     far = tmp_path / "far"
     far.write_text('"%s"\t{"%s": 0.5001}\n"%s"\t{"%s": 0.5}\n' % (a, b, b, a))
-    c = peers.compare_outputs(job, far)
+    c = peer_runs.compare_outputs(job, far)
     assert c["same_neighbours"] and not c["scores_ok"] and c["max_rel_diff"] > 1e-9
     other = tmp_path / "other"
     other.write_text('"%s"\t{"%s": 0.5}\n' % (a, b))
-    c = peers.compare_outputs(job, other)
+    c = peer_runs.compare_outputs(job, other)
     assert not c["same_neighbours"] and c["lines_differing"] == 1 and c["peer_lines"] == 1
 
 
@@ -114,13 +114,13 @@ def test_compare_outputs_tells_a_tie_at_the_cut_from_another_neighbour(tmp_path)
     job.write_text('"%s"\t{"%s": 0.5, "%s": 0.25}\n' % (a, b, c))
     tied = tmp_path / "tied"
     tied.write_text('"%s"\t{"%s": 0.5, "%s": 0.25000000000000006}\n' % (a, b, d))
-    t = peers.compare_outputs(job, tied)
+    t = peer_runs.compare_outputs(job, tied)
     assert (t["lines_tied_at_cut"], t["lines_differing"]) == (1, 0)
     assert not t["same_neighbours"] and not t["scores_ok"]
     assert t["same_but_ties"] and t["scores_ok_but_ties"]
     other = tmp_path / "other"  # d in place of b: not a tie
     other.write_text('"%s"\t{"%s": 0.5, "%s": 0.25}\n' % (a, d, c))
-    o = peers.compare_outputs(job, other)
+    o = peer_runs.compare_outputs(job, other)
     assert (o["lines_tied_at_cut"], o["lines_differing"]) == (0, 1)
     assert not o["same_but_ties"] and not o["scores_ok_but_ties"]
 
@@ -152,7 +152,7 @@ def test_kernel_rows_on_a_small_zipf_block():
         assert by["mrsparse pair_best (C)"]["products"] == counts["upper_pairs"]
         assert by["mrsparse dots() alone (C)"]["products"] == counts["upper_pairs"]
     for peer in peer_scripts.PRODUCTS:
-        if peers.installed(peer):
+        if peer_runs.installed(peer):
             assert by[peer]["products"] == counts["full_cells"]
             assert by[peer]["madds"] == counts["full_madds"]
             assert by[peer]["same_top_k"] in (True, None if _c.C is None else True)

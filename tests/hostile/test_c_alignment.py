@@ -169,12 +169,10 @@ def _pair_topk(a, b, n_c, n_r, mode, top, mirror=False, merge=False, seeds=None)
     cap = top + (top // 2 if top > 16 else 8)
     kept = (np.empty(n_c * cap), np.empty(n_c * cap, np.int64), np.zeros(n_c, np.int64),
             np.full(n_c, -np.inf))
-    if not mirror:
-        kept, cap = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)), 1
-    extra = () if seeds is None else (0, seeds)
-    g, o, s = c.pair_topk(*a, *b, n_c, 0, n_r, mode, top, 0, -np.inf, np.inf, mirror,
-                          top if mirror else 0, cap, *kept, merge, np.zeros(4, np.int64),
-                          *extra)
+    g, o, s = c.pair_topk(a=a, bt=b, n_c=n_c, start=0, end=n_r, mode=mode, k=top, kind=0,
+                          threshold=-np.inf, limit=np.inf, counts=np.zeros(4, np.int64),
+                          kept=(top, cap, *kept) if mirror else None, merge=merge,
+                          seeds=seeds)
     rows = _triples(np.frombuffer(g, np.int64), np.frombuffer(o, np.int64),
                     np.frombuffer(s, np.float64))
     if not mirror or merge:

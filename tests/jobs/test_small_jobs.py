@@ -5,13 +5,13 @@ import json
 import os
 import sys
 
-from mrjobs.runtime import localrunner
+from mrjobs.runtime import localrunner, localsettings
 from mrjobs.runtime.report import write_output
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES,
                                       WHOLE_ROWS_MAX_ENTRIES, default_blocks)
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.runtime.tasks import check_task_python, probe_task_python
-from mrjobs.runtime.localrunner import BALANCE_BYTES, SPLIT_BYTES, task_count
+from mrjobs.runtime.localsettings import BALANCE_BYTES, SPLIT_BYTES, task_count
 from mrjobs.runtime.shipping import package_zip
 from mrjobs.testing import run_job
 from tests.jobs_helpers import bare_python, corpus
@@ -110,10 +110,10 @@ def test_a_small_input_runs_one_task_a_step(tmp_path):
 def test_tasks_follow_the_input_size_and_the_jobconf(tmp_path, monkeypatch):
     path = _small(tmp_path)  # 50 vectors, ~25 KB
     one, _ = _run_local(tmp_path, "one", ["--num-cores", "2", "--blocks", "2", path])
-    monkeypatch.setattr(localrunner, "SPLIT_BYTES", 1024)
+    monkeypatch.setattr(localsettings, "SPLIT_BYTES", 1024)
     two, tasks = _run_local(tmp_path, "two", ["--num-cores", "2", "--blocks", "2", path])
     assert tasks[0] == (2, 2)  # one a core
-    monkeypatch.setattr(localrunner, "BALANCE_BYTES", 1024)
+    monkeypatch.setattr(localsettings, "BALANCE_BYTES", 1024)
     many, tasks = _run_local(tmp_path, "many", ["--num-cores", "2", "--blocks", "2", path])
     # two a core, as mrjob's: the mappers, the rows step's reducers; the
     # pair step's 3 block pairs, each whole in one task
@@ -132,11 +132,11 @@ def test_the_local_runner_removes_each_temp_file_once_read(tmp_path, monkeypatch
     input, map output, sorted input and intermediate step output went as soon
     as the step after it had read it; the output is the same as keeping them."""
     path = _small(tmp_path)
-    monkeypatch.setattr(localrunner, "SPLIT_BYTES", 1024)  # several tasks a step
+    monkeypatch.setattr(localsettings, "SPLIT_BYTES", 1024)  # several tasks a step
     args = ["--num-cores", "2", "--blocks", "2", "--max-df", "40", path]
     kept, _ = _run_local(tmp_path, "kept", args)
     report = tmp_path / "report.json"
-    monkeypatch.setenv(localrunner.REPORT_ENV, str(report))
+    monkeypatch.setenv(localsettings.REPORT_ENV, str(report))
     job = _job("-r", "local", "--local-tmp-dir", str(tmp_path / "freed"), *args)
     with job.make_runner() as runner:
         runner.run()

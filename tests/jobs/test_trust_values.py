@@ -199,7 +199,7 @@ def test_plan_vectors_huge_nan_inf_are_usage_errors(small):
 
 def test_plan_blocks_never_beyond_the_jobs_limit(small):
     """--vectors 1e12 proposed 7,459,511 blocks, which the job refuses."""
-    ap = plan_command_line._parser()
+    ap = plan_command_line.parser()
     e = P.plan(ap.parse_args([small, "--vectors", "1e12", "--reducer-memory", "1",
                               "--reducers", "50", "--calibration", os.devnull]))
     assert e["blocks"] == MAX_BLOCKS and e["blocks_over_limit"] > MAX_BLOCKS

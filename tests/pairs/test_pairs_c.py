@@ -1,5 +1,5 @@
 """The C kernels of the pair product (``_mrjobs_speedups``, from
-``mrjobs/_speedups.c``) against the numpy path of :func:`mrjobs.pairs.kernel.pair_best`:
+``mrjobs/csrc/``) against the numpy path of :func:`mrjobs.pairs.kernel.pair_best`:
 the same pairs, dot products and selections, to the bit, on random float
 weights (tests/pairs/test_pairs.py checks both paths against a dense oracle)."""
 import numpy as np
@@ -92,7 +92,7 @@ def test_c_kernels_refuse_malformed_arrays_with_a_clear_error():
                      np.full(2, -np.inf))
 
 
-# -- what mrjobs/_speedups.c promises of malformed input: one test a promise ------
+# -- what mrjobs/csrc/ promises of malformed input: one test a promise ------
 
 def _small():
     """A 2 x 2 block's CSR arrays, its transpose's, and outputs for 4 pairs."""
@@ -113,10 +113,9 @@ def _topk(c, a, b, mode=0, kept=None, merge=False, k=2, cap=3, n_c=2):
     """pair_topk over the 2 x 2 block (scores of dot, no threshold): rows 0..2
     in ``mode``, the columns' buffers ``kept`` (None: no mirror); its rows'
     entries as a sorted list of (group, other, score)."""
-    mirror = kept is not None
-    kept = _kept(n_c, cap) if kept is None else kept
-    got = c.pair_topk(*a, *b, n_c, 0, 2, mode, k, 0, -np.inf, np.inf, mirror, 1, cap,
-                      *kept, merge, np.zeros(4, np.int64))
+    got = c.pair_topk(a=a, bt=b, n_c=n_c, start=0, end=2, mode=mode, k=k, kind=0,
+                      threshold=-np.inf, limit=np.inf, counts=np.zeros(4, np.int64),
+                      kept=None if kept is None else (1, cap, *kept), merge=merge)
     return _entries(got)
 
 
@@ -227,8 +226,8 @@ def test_pair_topk_checks_its_sizes_and_arguments():
     counts = np.zeros(4, np.int64)
     # the rows' best, and the columns' (mirror); counts: scored, not finite, below, products
     ks, ko, kn, floor = _kept(2, 3)
-    got = c.pair_topk(*a, *b, 2, 0, 2, 0, 2, 0, 5.5, np.inf, True, 1, 3, ks, ko, kn, floor,
-                      False, counts)
+    got = c.pair_topk(a=a, bt=b, n_c=2, start=0, end=2, mode=0, k=2, kind=0, threshold=5.5,
+                      limit=np.inf, counts=counts, kept=(1, 3, ks, ko, kn, floor))
     assert _entries(got) == [(0, 1, 6.0), (1, 0, 6.0), (1, 1, 9.0)]
     assert counts.tolist() == [4, 0, 1, 4] and kn.tolist() == [1, 2]  # (cut at 3)
     with pytest.raises(ValueError, match="malformed block: pair_topk: shapes"):
@@ -319,8 +318,9 @@ def _topk_all(c, a, b, n_c, n_r, mode, counts=None, *zero_free):
     """Every pair pair_topk scores (dot, no threshold, a k beyond the columns;
     :func:`_by_pair`)."""
     counts = np.zeros(4, np.int64) if counts is None else counts
-    g, o, s = c.pair_topk(*a, *b, n_c, 0, n_r, mode, n_c + 1, 0, -np.inf, np.inf, False, 1, 3,
-                          *_kept(n_c, 3), False, counts, *zero_free)
+    g, o, s = c.pair_topk(a=a, bt=b, n_c=n_c, start=0, end=n_r, mode=mode, k=n_c + 1, kind=0,
+                          threshold=-np.inf, limit=np.inf, counts=counts,
+                          **dict(zip(["zero_free"], zero_free)))
     return _by_pair(np.frombuffer(g, np.int64), np.frombuffer(o, np.int64),
                     np.frombuffer(s, np.float64))
 
@@ -388,8 +388,9 @@ def test_pair_topk_without_hit_bytes_where_no_sum_is_zero(mode, weights):
         runs[zero_free] = (got[0].tobytes(), got[1].tobytes(), tuple(counts.tolist()))
         # a row's best 3: floors rise, quiet sums are passed over 8 at a time
         counts = np.zeros(4, np.int64)
-        got = c.pair_topk(*a, *b, n, 0, n, mode, 3, 0, -np.inf, np.inf, False, 1, 3,
-                          *_kept(n, 3), False, counts, *zero_free)
+        got = c.pair_topk(a=a, bt=b, n_c=n, start=0, end=n, mode=mode, k=3, kind=0,
+                          threshold=-np.inf, limit=np.inf, counts=counts,
+                          **dict(zip(["zero_free"], zero_free)))
         best[zero_free] = got + (tuple(counts.tolist()),)
     assert len(set(runs.values())) == 1 and len(set(best.values())) == 1
     got_pairs, got_sums, counts = runs[()]
@@ -581,8 +582,9 @@ def test_seeds_hold_each_rows_kth_best_and_are_checked(mode):
 
     def run(seeds):
         counts = np.zeros(4, np.int64)
-        g, o, s = c.pair_topk(*a, *b, n, 0, n, mode, k, 0, -np.inf, np.inf, True, k, cap,
-                              *_kept(n, cap), False, counts, 0, seeds)
+        g, o, s = c.pair_topk(a=a, bt=b, n_c=n, start=0, end=n, mode=mode, k=k, kind=0,
+                              threshold=-np.inf, limit=np.inf, counts=counts,
+                              kept=(k, cap, *_kept(n, cap)), seeds=seeds)
         rows = {}
         for g, o, s in zip(*(np.frombuffer(x, t).tolist()
                              for x, t in ((g, np.int64), (o, np.int64), (s, np.float64)))):
@@ -604,8 +606,9 @@ def test_seeds_hold_each_rows_kth_best_and_are_checked(mode):
         with pytest.raises(ValueError):
             run(bad)
     with pytest.raises(ValueError, match="seeds"):
-        c.pair_topk(*a, *b, n, 0, n, mode, k, 0, -np.inf, np.inf, False, 1, 3, *_kept(n, 3),
-                    False, np.zeros(4, np.int64), 0, np.full(n, -np.inf))  # no mirror
+        c.pair_topk(a=a, bt=b, n_c=n, start=0, end=n, mode=mode, k=k, kind=0,
+                    threshold=-np.inf, limit=np.inf, counts=np.zeros(4, np.int64),
+                    seeds=np.full(n, -np.inf))  # no mirror
 
 
 @pytest.mark.parametrize("k", [250, 400])
@@ -700,9 +703,10 @@ def test_a_dense_rows_first_floor_keeps_the_same_best(k, mode, mirror, weights, 
 
     def run(top):
         counts = np.zeros(4, np.int64)
-        g, o, s = c.pair_topk(*a, *b, n, 0, rows, mode, top, 0, -np.inf, np.inf, mirror,
-                              k if mirror else 1, cap, *_kept(n, cap), mirror, counts,
-                              zero_free)
+        g, o, s = c.pair_topk(a=a, bt=b, n_c=n, start=0, end=rows, mode=mode, k=top, kind=0,
+                              threshold=-np.inf, limit=np.inf, counts=counts,
+                              kept=(k, cap, *_kept(n, cap)) if mirror else None,
+                              merge=mirror, zero_free=zero_free)
         best = {}
         for g, o, s in zip(*(np.frombuffer(x, t).tolist()
                              for x, t in ((g, np.int64), (o, np.int64), (s, np.float64)))):

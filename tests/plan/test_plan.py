@@ -12,6 +12,7 @@ import pytest
 from mrjobs.generate import write_corpus
 from mrjobs import plan as P
 from mrjobs.plan import cli as plan_cli, sample as plan_sample
+from mrjobs.plan.runs import measure_run
 
 TOL = 0.25
 
@@ -23,14 +24,14 @@ def corpus(path, n, fpv=20, vocab=4000, seed=5):
 
 
 def options(*argv):
-    return plan_cli._parser().parse_args(list(argv) + ["--calibration", os.devnull])
+    return plan_cli.parser().parse_args(list(argv) + ["--calibration", os.devnull])
 
 
 def plan_and_run(args, runner="inline"):
     """The plan of ``args`` (the local runner's reduce tasks, 2 cores) and a real run."""
     o = options(*args, "-r", runner, "--num-cores", "2")
     e = P.plan(o)
-    run = P.measure_run(P.job_args(o), num_cores=2, runner=runner)
+    run = measure_run(P.job_args(o), num_cores=2, runner=runner)
     return e, run, {what: (est, real) for what, est, real in P.comparison(e, run)}
 
 
@@ -143,7 +144,7 @@ def test_extrapolation_from_a_part(corpora, tmp_path):
     o = options(str(part), "--measure", "cosine", "--top-k", "5", "--vectors", "2000",
                 "--blocks", "2")
     e = P.plan(o)
-    run = P.measure_run([corpora["2000"], "--measure", "cosine", "--top-k", "5",
+    run = measure_run([corpora["2000"], "--measure", "cosine", "--top-k", "5",
                          "--blocks", "2"], runner="inline")
     rows = {w: (a, b) for w, a, b in P.comparison(e, run)}
     assert_close(rows, "shuffle bytes", "products computed", "pairs scored")

@@ -11,6 +11,7 @@ import pytest
 from mrjobs.generate import write_corpus
 from mrjobs import plan as P
 from mrjobs.plan import cli as plan_cli
+from mrjobs.plan.runs import measure_run
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def test_postings_planned_as_the_vectors_they_hold(corpus):
     assert e["fams"][0].s.n == e_vec["fams"][0].s.n == 1500
     assert e["kept_entries"] == e_vec["kept_entries"]
     assert e["products"] == e_vec["products"]
-    run = P.measure_run(P.job_args(o), num_cores=2)
+    run = measure_run(P.job_args(o), num_cores=2)
     rows = {what: (est, real) for what, est, real in P.comparison(e, run)}
     assert rows["blocks"][0] == rows["blocks"][1]
     for name in ("shuffle bytes", "products computed", "temporary disk"):

@@ -15,7 +15,7 @@ from mrjobs.counters import (DUPLICATE_VECTOR_LINES, INPUT, NOT_SCORABLE, QUERY_
                              VECTOR_IDS)
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.parsing import BAD_SUM
-from mrjobs.runtime import localrunner
+from mrjobs.runtime import localsettings
 from tests import jobs_helpers
 from tests.jobs_helpers import corpus
 
@@ -99,7 +99,7 @@ def test_the_same_bytes_and_counters_as_with_a_vectors_step(measure, blocks):
 
 def test_small_buffers_many_map_tasks_and_the_local_runner(monkeypatch):
     """An id's lines in different map tasks and block fragments."""
-    monkeypatch.setattr(localrunner, "SPLIT_BYTES", 20_000)
+    monkeypatch.setattr(localsettings, "SPLIT_BYTES", 20_000)
     args = ["--measure", "cosine", "--top-k", "5", "--blocks", "2", "--buffer-entries", "50",
             "--num-cores", "2", "--float32"]
     local = _same_as_the_vectors_step(args, runner="local")
