@@ -32,10 +32,10 @@ PROFILE_PARTS = (
     ("  _best (top-k of sparse chunks)", "mrjobs.pairs.chunks:_best"),
     ("stripes: postings -> stripes", "mrjobs.strategies.stripes:StripesStrategy.reducer_stripes"),
     ("stripes: sum stripes, score", "mrjobs.strategies.stripes:StripesStrategy.reducer_sum"),
-    ("kernels.sort_sum", "mrjobs.kernels:sort_sum"),
-    ("kernels.top_k_groups", "mrjobs.kernels:top_k_groups"),
+    ("kernels.sort_sum", "mrjobs.pairs.idarrays:sort_sum"),
+    ("kernels.top_k_groups", "mrjobs.pairs.idarrays:top_k_groups"),
     ("rows reducer: join partial rows, top-k", _JOB + "reducer_rows"),
-    ("output: NeighboursJSONProtocol.write", "mrjobs.protocols:NeighboursJSONProtocol.write"),
+    ("output: NeighboursJSONProtocol.write", "mrjobs.jobprotocols:NeighboursJSONProtocol.write"),
 )
 
 

@@ -13,7 +13,7 @@ skipped.  Ids: ``uuid5(NAMESPACE, "<path>#<index>")`` for a document,
 With ``paragraphs=True`` (``python -m bench.textcorpus N --paragraphs``) a
 document is one paragraph of those texts (split at blank lines): short
 documents, a few dozen terms each, where the pruning bounds of
-``mrjobs.pairs.bounds`` bite.
+``mrjobs.pairs.pruning`` bite.
 """
 import ast
 import gzip

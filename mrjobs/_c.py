@@ -3,7 +3,7 @@
 The extension module ``_mrjobs_speedups`` (``mrjobs/csrc/``, built by
 ``pip install`` when a compiler is there) holds the block pair's product and
 top-k selection (used by :mod:`mrjobs.pairs.kernel`) and the JSON output's
-neighbours (used by :mod:`mrjobs.protocols`); without it, their numpy and Python
+neighbours (used by :mod:`mrjobs.jobprotocols`); without it, their numpy and Python
 twins give the same results.  ``MRCODECS_PUREPYTHON``, which makes mrcodecs
 use its pure-Python twin, turns these off too: one switch for all of
 mrsparse's C code.

@@ -89,7 +89,7 @@ class MRConvert(SparseJob):
                "on very many lines"
 
     def output_protocol(self):
-        from mrjobs.protocols import CompactOutputProtocol, VectorJSONProtocol, VectorTSVProtocol
+        from mrjobs.jobprotocols import CompactOutputProtocol, VectorJSONProtocol, VectorTSVProtocol
         return {"compact": CompactOutputProtocol, "json": VectorJSONProtocol,
                 "tsv": VectorTSVProtocol}[self.options.to]()
 

@@ -64,7 +64,7 @@ BLOCK_ENTRIES_SENT = "block entries sent"
 DF_COUNT_ENTRIES_SENT = "df count entries sent"
 BLOCK_PAIRS = "block pairs"
 PRODUCTS_COMPUTED = "products computed"
-#: pruning under --threshold (blocks strategy; see mrjobs.pairs.bounds)
+#: pruning under --threshold (blocks strategy; see mrjobs.pairs.pruning)
 ROWS_PRUNED = "pruned: rows"
 COLUMNS_PRUNED = "pruned: columns"
 CELLS_PRUNED = "pruned: (row x column group) cells"

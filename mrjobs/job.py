@@ -2,7 +2,7 @@
 launch, and the task side: reading input lines into checked vectors.
 
 The launch itself (runner arguments, the output committer, signals, the
-report) is :mod:`mrjobs.runtime.run`'s; the rest lives in its own module:
+report) is :mod:`mrjobs.runtime.launch`'s; the rest lives in its own module:
 :mod:`mrjobs.runtime.shipping` (the packages' zip),
 :mod:`mrjobs.counters` (counter groups, batching, the report),
 :mod:`mrjobs.strategies.combining` (in-task combining), :mod:`mrjobs.strategies.postings` (posting lists
@@ -23,19 +23,19 @@ from mrjob.protocol import BytesValueProtocol
 from mrjobs.counters import (DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_POSTING_LIST,
                              EMPTY_VECTOR, INPUT, POSTING_LISTS_READ, SKIPPED, VECTORS_READ,
                              ZERO_WEIGHT, Counters)
-from mrjobs.kernels import merge_sum, sort_sum
 from mrjobs.options import (add_common_options, check_common_options, command_name,
                             numbers_as_values)
+from mrjobs.pairs.idarrays import merge_sum, sort_sum
 from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTINGS, TINY_WEIGHT,
                             InputError, float32_zeros, parse_vector, sorted_json,
                             weight_limit)
-from mrjobs.runtime.errors import JobError
+from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.jobkey import claimed_key
 from mrjobs.runtime.paths import local_path
-from mrjobs.runtime.taskstatus import TaskStatus
 from mrjobs.runtime.runnerargs import LAUNCH_DIR, runner_class, runner_kwargs
 from mrjobs.runtime.streams import kind as input_kind
 from mrjobs.runtime.tasks import task_errors
+from mrjobs.runtime.taskstatus import TaskStatus
 
 __all__ = ["SparseJob", "JobError", "input_kind", "vector_of_lines"]
 
@@ -68,13 +68,13 @@ for _logger, _start in (("mrjob.runner", "Creating temp directory "),
 
 class SparseJob(MRJob):
     """Base class of the mrsparse jobs: options, protocols, the job's part of a
-    launch (:mod:`mrjobs.runtime.run` runs it) and the task side."""
+    launch (:mod:`mrjobs.runtime.launch` runs it) and the task side."""
 
     INPUT_PROTOCOL = BytesValueProtocol
     #: the --input-format choices (:mod:`mrjobs.parsing`)
     INPUT_FORMATS = FORMATS
 
-    #: the :class:`~mrjobs.runtime.run.Launch` under way (launcher side only)
+    #: the :class:`~mrjobs.runtime.launch.Launch` under way (launcher side only)
     launcher = None
 
     def configure_args(self):
@@ -92,11 +92,11 @@ class SparseJob(MRJob):
         return np.float32 if self.options.float32 else np.float64
 
     def internal_protocol(self):
-        from mrjobs.protocols import internal_protocol_class
+        from mrjobs.jobprotocols import internal_protocol_class
         return internal_protocol_class(self.options.wire)()
 
     def output_protocol(self):
-        from mrjobs.protocols import CompactOutputProtocol, NeighboursJSONProtocol
+        from mrjobs.jobprotocols import CompactOutputProtocol, NeighboursJSONProtocol
         if self.options.output_format == "compact":
             return CompactOutputProtocol()
         return NeighboursJSONProtocol()
@@ -137,10 +137,10 @@ class SparseJob(MRJob):
         return {}
 
     def run_job(self):
-        """Run the job as mrjob does, with what :mod:`mrjobs.runtime.run` adds
+        """Run the job as mrjob does, with what :mod:`mrjobs.runtime.launch` adds
         (progress, one-line errors, the output committed only on success, the
         report, nothing left behind)."""
-        from mrjobs.runtime.run import run_job  # the launcher's: tasks need not load it
+        from mrjobs.runtime.launch import run_job  # the launcher's: tasks need not load it
         run_job(self)
 
     # -- launching: the job's own part -------------------------------------------
@@ -272,7 +272,7 @@ class SparseJob(MRJob):
     def merge_lines(self, doc, parts, postings=False, counts=None):
         """One vector from the :class:`~mrcodecs.jobwire.Stripe` s of the lines
         that share the id ``doc``: weights of a repeated feature summed in a
-        canonical order (:func:`mrjobs.kernels.merge_sum`), zero sums dropped.
+        canonical order (:func:`mrjobs.pairs.idarrays.merge_sum`), zero sums dropped.
         When a sum goes beyond the range of the weights, the vector's lines are
         counted as bad input and skipped (refused under ``--strict``).
 

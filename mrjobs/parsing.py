@@ -70,7 +70,7 @@ from mrcodecs import ID_DTYPE, DecodeError, decode_vector
 from mrcodecs.framing import unescape
 
 from mrjobs import _c
-from mrjobs.kernels import sort_sum
+from mrjobs.pairs.idarrays import sort_sum
 
 __all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "POSTINGS", "COMPACT_FORMATS", "BAD_LINE", "BAD_ID",
            "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_ORDER", "BAD_KINDS",

@@ -22,9 +22,9 @@ from mrcodecs.jobwire import Stripe
 from mrjobs import _c
 from mrjobs.counters import (OUTPUT_LINES, PAIRS_BELOW_THRESHOLD, PAIRS_NOT_FINITE, PAIRS_SCORED,
                              WORK)
-from mrjobs.kernels import top_k_groups, top_k_order
 from mrjobs.measures import get as get_measure, score
 from mrjobs.measures.scores import cosine, dot
+from mrjobs.pairs.idarrays import top_k_groups, top_k_order
 from mrjobs.parsing import weight_limit
 
 __all__ = ["Scorer", "merge_rows", "RowMerger", "output_rows"]
@@ -166,7 +166,7 @@ class RowMerger:
     """:func:`merge_rows` for many vectors at once: the rows step's reducer
     hands it each vector's pieces (:meth:`add`, in key order) and gets the
     rows back, in the same order, a batch at a time -- each batch of at least
-    ``limit`` entries ordered by one :func:`~mrjobs.kernels.top_k_groups`
+    ``limit`` entries ordered by one :func:`~mrjobs.pairs.idarrays.top_k_groups`
     call, where a vector at a time cost a few numpy calls each (most of the
     rows step's CPU time at ``--top-k 10``).  With ``--top-k`` of at least
     :data:`C_MERGE_K` and the C kernels, a vector's row comes back at once

@@ -8,7 +8,7 @@ import pytest
 import mrcodecs
 import mrjobs
 
-# every module, those of subpackages (mrjobs.pairs.bounds, ...) included
+# every module, those of subpackages (mrjobs.pairs.pruning, ...) included
 MODULES = sorted(
     m.name
     for pkg in (mrcodecs, mrjobs)

@@ -212,6 +212,8 @@ def test_the_codec_imports_without_a_circle():
 MAX_CLASS_LINES = 250
 MAX_MODULE_LINES = 500
 MAX_PARAMETERS = 8
+#: modules at the top of mrjobs/ (``__init__`` not counted): the rest in rooms
+MAX_TOP_LEVEL_MODULES = 12
 #: modules of mrjobs still over MAX_MODULE_LINES, each at most its size here;
 #: splitting one takes it off the list (and a new module never joins it)
 MODULES_TO_SPLIT = {}
@@ -235,6 +237,23 @@ def _defs(tree, prefix=""):
             name = prefix + node.name
             yield name, node
             yield from _defs(node, name + ".")
+
+
+def test_mrjobs_has_at_most_12_top_level_modules():
+    top = sorted(os.path.basename(p)[:-3] for p in _modules(PRODUCT[0])
+                 if os.path.basename(p) != "__init__.py")
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
+def test_no_module_name_is_repeated():
+    # one module a name across mrjobs and mrcodecs (a package's __init__ and
+    # __main__ aside): a name found in a traceback or a grep is one file
+    seen = {}
+    for path in _product_modules():
+        name = os.path.basename(path)
+        if name not in ("__init__.py", "__main__.py"):
+            seen.setdefault(name, []).append(_rel(path))
+    assert {n: paths for n, paths in seen.items() if len(paths) > 1} == {}
 
 
 def test_no_class_of_the_product_is_longer_than_250_lines():
@@ -291,14 +310,15 @@ def _absolute(path, node):
 
 
 def test_no_module_reaches_into_another_modules_private_names():
-    # "from mrjobs.x import _y" or "x._y" on a module of ours, where _y is no
-    # module itself (mrjobs._c and mrcodecs._impl are the twins' seams); the
-    # jobs' modules (mrcodecs keeps its layers' own arrangement)
+    # "from mrjobs.x import _y", "x._y" on a module of ours or "C._y" on a
+    # class (or any name) imported from one, where _y is no module itself
+    # (mrjobs._c and mrcodecs._impl are the twins' seams); every module of
+    # mrjobs (mrcodecs keeps its layers' own arrangement)
     ours = ("mrjobs", "mrcodecs")
     reached = []
     for path in _jobs_modules():
         tree = ast.parse(open(path).read(), path)
-        modules = {}
+        imported = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 module = _absolute(path, node)
@@ -306,12 +326,12 @@ def test_no_module_reaches_into_another_modules_private_names():
                     continue
                 for a in node.names:
                     full = "%s.%s" % (module, a.name)
-                    if _is_module(full):
-                        modules[a.asname or a.name] = full
-                    elif a.name.startswith("_") and not a.name.startswith("__"):
+                    if _is_module(full) or not a.name.startswith("_") or a.name.startswith("__"):
+                        imported[a.asname or a.name] = full
+                    else:
                         reached.append("%s:%d %s" % (_rel(path), node.lineno, full))
             elif isinstance(node, ast.Import):
-                modules.update((a.asname or a.name, a.name) for a in node.names
+                imported.update((a.asname or a.name, a.name) for a in node.names
                                if a.name.split(".")[0] in ours)
         for node in ast.walk(tree):
             if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
@@ -320,8 +340,8 @@ def test_no_module_reaches_into_another_modules_private_names():
                 while isinstance(base, ast.Attribute):
                     chain.insert(0, base.attr)
                     base = base.value
-                if isinstance(base, ast.Name) and base.id in modules:
-                    full = ".".join([modules[base.id]] + chain + [node.attr])
+                if isinstance(base, ast.Name) and base.id in imported:
+                    full = ".".join([imported[base.id]] + chain + [node.attr])
                     if not _is_module(full):
                         reached.append("%s:%d %s" % (_rel(path), node.lineno, full))
     assert reached == []

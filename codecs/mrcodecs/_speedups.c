@@ -166,6 +166,70 @@ escape(PyObject *self, PyObject *arg)
     return out;
 }
 
+/* The byte the escape sequence at s[at] (a byte in 0x09..0x0D) stands for,
+ * or -1 when it is malformed: not the escape byte, the escape byte at the
+ * end, or the escape byte followed by anything but 0x30..0x34. */
+static inline int
+unescaped_byte(const unsigned char *s, Py_ssize_t n, Py_ssize_t at)
+{
+    if (s[at] != ESC || at + 1 >= n || (unsigned char)(s[at + 1] - (LO + SHIFT)) > (HI - LO))
+        return -1;
+    return (unsigned char)(s[at + 1] - SHIFT);
+}
+
+/* Write the unescaped form of s[0:n] at d (which has SLACK spare bytes beyond
+ * n); return the end of what was written, or NULL with *bad set to the offset
+ * of the first malformed byte. */
+static unsigned char *
+unescape_into(unsigned char *d, const unsigned char *s, Py_ssize_t n, Py_ssize_t *bad)
+{
+    Py_ssize_t i = 0;
+    int c;
+#if VECTOR
+    /* A code byte may spill into the next block: "start" can reach 17, and the
+     * next block then begins after it. */
+    while (i + BLOCK <= n) {
+        const unsigned char *p = s + i;
+        v2u64 m = block_mask(p);
+        uint64_t m0 = m[0], m1 = m[1];
+        int start = 0;
+        while (m0 | m1) {
+            int k = pop_lowest(&m0, &m1);
+            if (k < start)
+                continue; /* a code byte cannot be special; only reached after an error */
+            COPY_SPAN(d, p + start, k - start, s + n);
+            d += k - start;
+            if ((c = unescaped_byte(s, n, i + k)) < 0) {
+                *bad = i + k;
+                return NULL;
+            }
+            *d++ = (unsigned char)c;
+            start = k + 2;
+        }
+        if (start < BLOCK) {
+            COPY_SPAN(d, p + start, BLOCK - start, s + n);
+            d += BLOCK - start;
+            i += BLOCK;
+        } else {
+            i += start;
+        }
+    }
+#endif
+    while (i < n) {
+        if (!needs_escape(s[i])) {
+            *d++ = s[i++];
+            continue;
+        }
+        if ((c = unescaped_byte(s, n, i)) < 0) {
+            *bad = i;
+            return NULL;
+        }
+        *d++ = (unsigned char)c;
+        i += 2;
+    }
+    return d;
+}
+
 /*
  * One pass: validate and copy into a buffer of the input's size, then shrink
  * it.  Returns the new bytes, or the int offset of the first malformed byte:
@@ -191,62 +255,16 @@ unescape(PyObject *self, PyObject *arg)
     Py_buffer in;
     if (PyObject_GetBuffer(arg, &in, PyBUF_SIMPLE) < 0)
         return NULL;
-    const unsigned char *s = (const unsigned char *)in.buf;
-    Py_ssize_t n = in.len, i = 0, bad = -1;
+    Py_ssize_t n = in.len, bad = -1;
     PyObject *out = PyBytes_FromStringAndSize(NULL, n + SLACK);
     if (out == NULL) {
         PyBuffer_Release(&in);
         return NULL;
     }
-    unsigned char *d0 = (unsigned char *)PyBytes_AS_STRING(out), *d = d0;
-#define UNESCAPE_AT(pos)                                                          \
-    do {                                                                          \
-        Py_ssize_t at_ = (pos);                                                   \
-        if (s[at_] != ESC || at_ + 1 >= n                                         \
-            || (unsigned char)(s[at_ + 1] - (LO + SHIFT)) > (HI - LO)) {          \
-            bad = at_;                                                            \
-            goto done;                                                            \
-        }                                                                         \
-        *d++ = (unsigned char)(s[at_ + 1] - SHIFT);                               \
-    } while (0)
-#if VECTOR
-    /* A code byte may spill into the next block: "start" can reach 17, and the
-     * next block then begins after it. */
-    while (i + BLOCK <= n) {
-        const unsigned char *p = s + i;
-        v2u64 m = block_mask(p);
-        uint64_t m0 = m[0], m1 = m[1];
-        int start = 0;
-        while (m0 | m1) {
-            int k = pop_lowest(&m0, &m1);
-            if (k < start)
-                continue; /* a code byte cannot be special; only reached after an error */
-            COPY_SPAN(d, p + start, k - start, s + n);
-            d += k - start;
-            UNESCAPE_AT(i + k);
-            start = k + 2;
-        }
-        if (start < BLOCK) {
-            COPY_SPAN(d, p + start, BLOCK - start, s + n);
-            d += BLOCK - start;
-            i += BLOCK;
-        } else {
-            i += start;
-        }
-    }
-#endif
-    while (i < n) {
-        if (needs_escape(s[i])) {
-            UNESCAPE_AT(i);
-            i += 2;
-        } else {
-            *d++ = s[i++];
-        }
-    }
-#undef UNESCAPE_AT
-done:
+    unsigned char *d0 = (unsigned char *)PyBytes_AS_STRING(out);
+    unsigned char *d = unescape_into(d0, (const unsigned char *)in.buf, n, &bad);
     PyBuffer_Release(&in);
-    if (bad >= 0) {
+    if (d == NULL) {
         Py_DECREF(out);
         return PyLong_FromSsize_t(bad);
     }

@@ -1,5 +1,5 @@
 /*
- * The JSON output (for mrjobs.protocols): an output line's neighbours as
+ * The JSON output (for mrjobs.jobprotocols): an output line's neighbours as
  * json.dumps writes them (neighbours_json), their scores by floatrepr.c;
  * repr_floats for the tests.
  */

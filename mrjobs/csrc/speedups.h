@@ -30,7 +30,7 @@
  * double scipy gives.
  *
  * The selections keep each group's k best entries by score descending, ties
- * by the smaller other index -- the order of mrjobs.kernels.top_k_groups --
+ * by the smaller other index -- the order of mrjobs.pairs.idarrays.top_k_groups --
  * but return them in no set order (the rows step orders each vector's
  * neighbours).  Scores are finite (the scorer drops the others before
  * selection).

@@ -110,7 +110,7 @@ Adding a measure is one :class:`Measure` entry in :data:`REGISTRY` -- its score,
 its statistic and, for pruning, its ``bound`` (:data:`PRUNABLE` follows) -- (and, if
 it needs new per-vector numbers, one property of :class:`~mrjobs.measures.measure._Rows`).
 The entry type and the per-vector numbers are in :mod:`~mrjobs.measures.measure`, the
-scores in :mod:`~mrjobs.measures.scores`, the bounds in :mod:`~mrjobs.measures.bounds`;
+scores in :mod:`~mrjobs.measures.scores`, the bounds in :mod:`~mrjobs.measures.ceilings`;
 the registry and the functions below are here.
 
 In a job
@@ -150,7 +150,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from mrjobs.measures.bounds import (Q_SLACK, cityblock_bound, correlation_bound, dot_bound,
+from mrjobs.measures.ceilings import (Q_SLACK, cityblock_bound, correlation_bound, dot_bound,
                                     euclidean_bound, jaccard_bound, overlap_bound, stat_bound,
                                     tanimoto_bound, unit_bound)
 from mrjobs.measures.measure import Measure
@@ -205,7 +205,7 @@ REGISTRY = MappingProxyType({m.name: m for m in (
 
 #: names of the measures, ``dot`` first
 MEASURES = tuple(REGISTRY)
-#: measures whose scores :mod:`mrjobs.pairs.bounds` bounds from a dot-product
+#: measures whose scores :mod:`mrjobs.pairs.pruning` bounds from a dot-product
 #: bound: those with a ``bound`` (loglikelihood has none: it is not monotone in
 #: the shared count; correlation's is ``d - a b`` at an end of the group's range of ``b``)
 PRUNABLE = frozenset(m.name for m in REGISTRY.values() if m.bound is not None)

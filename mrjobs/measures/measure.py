@@ -52,7 +52,7 @@ class Measure:
         ``bound(d, row_stats, lo, hi)``: at least the score of a row and any
         vector of a group, from a bound ``d`` on their dot products (the
         rows' statistics, the groups' smallest and largest); None: the
-        measure cannot be pruned (:mod:`mrjobs.pairs.bounds`).
+        measure cannot be pruned (:mod:`mrjobs.pairs.pruning`).
     """
 
     name: str

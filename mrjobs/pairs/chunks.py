@@ -3,7 +3,7 @@ chunk of rows' dot products (exact zeros put back), its scores, each row's
 best and the columns' held candidates, and the chunks' bounds and ends."""
 import numpy as np
 
-from mrjobs.kernels import top_k_groups
+from mrjobs.pairs.idarrays import top_k_groups
 
 __all__ = ["ROWS", "COLUMNS", "Held", "product_bounds", "row_products", "chunk_dots", "upper",
            "chunk_scores", "chunk_best", "sparse_best", "group_best", "chunk_ends",

@@ -84,9 +84,9 @@ class PairSpec:
     mirror : bool
         Also yield each column's best rows (False: rows only).
     prune : {"auto", "always", "never"} or bool
-        With a threshold and a measure :mod:`mrjobs.pairs.bounds` can bound,
+        With a threshold and a measure :mod:`mrjobs.pairs.pruning` can bound,
         skip the (row, column group) products that cannot be kept
-        (:class:`mrjobs.pairs.bounds.PairPlan`): "auto" (or True) where the
+        (:class:`mrjobs.pairs.pruning.PairPlan`): "auto" (or True) where the
         bounds' estimated cost pays, "always" whenever they apply, "never"
         (or False).  The results keep the same pairs and scores, though a
         row's best may come in more than one result.
@@ -145,7 +145,7 @@ class PairWork(NamedTuple):
     """What :func:`pair_best` did (its generator's return value).
 
     ``products``: dot products computed.  The rest is pruning, 0 when no
-    :class:`~mrjobs.pairs.bounds.PairPlan` was used: ``rows_pruned`` and
+    :class:`~mrjobs.pairs.pruning.PairPlan` was used: ``rows_pruned`` and
     ``columns_pruned``, vectors of each side whose bounds ruled out every
     group of the other; ``cells_pruned``, (row, column group) products
     skipped; ``pair_pruned``, 1 if the bounds ruled out the whole block pair.
@@ -390,7 +390,7 @@ def _dot(x, y):
 
 
 def _plan(A, C, scorer, spec, exclude, stats, zeros):
-    """A :class:`~mrjobs.pairs.bounds.PairPlan` where pruning pays, else None.
+    """A :class:`~mrjobs.pairs.pruning.PairPlan` where pruning pays, else None.
 
     Only with a threshold: with top-k alone, a first pass over one group
     gives floors too low to skip much (on text, ~8% of the products) and the
@@ -400,9 +400,9 @@ def _plan(A, C, scorer, spec, exclude, stats, zeros):
     mode = spec.prune_mode
     if mode == "never" or exclude is not None or scorer.threshold is None:
         return None
-    # here, not at the top: mrjobs.pairs.bounds needs scipy, which a stripes task
+    # here, not at the top: mrjobs.pairs.pruning needs scipy, which a stripes task
     # (or the vectors and rows steps) must not need
-    from mrjobs.pairs import bounds as _prune
+    from mrjobs.pairs import pruning as _prune
     if not _prune.supports(scorer.measure):
         return None
     if mode == "auto" and not _planning_pays(A, C, spec.diagonal, spec.mirror, spec.kernel):
@@ -428,7 +428,7 @@ def _plan_scorer(scorer, stats_a, stats_c):
 
 
 def _pruned_best(plan, scorer, spec, held, stats, tell):
-    """:func:`pair_best` over the pairs a :class:`~mrjobs.pairs.bounds.PairPlan`
+    """:func:`pair_best` over the pairs a :class:`~mrjobs.pairs.pruning.PairPlan`
     leaves: its first pass, then its live cells in row chunks."""
     order = plan.row_order()
     sizes = np.diff(plan.cols.edges).astype(np.float64)

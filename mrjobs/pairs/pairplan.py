@@ -1,12 +1,12 @@
 """What a block pair must multiply, decided before the product
-(:class:`PairPlan`, see :mod:`mrjobs.pairs.bounds`): the products of live
+(:class:`PairPlan`, see :mod:`mrjobs.pairs.pruning`): the products of live
 cells, over the two sides' grouped layouts."""
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from mrjobs.pairs.scorebounds import group_rows, live_cells, side_bounds, topk_floors
+from mrjobs.pairs.cellbounds import group_rows, live_cells, side_bounds, topk_floors
 
 __all__ = ["product", "product_t", "Layout", "PruneSpec", "PairPlan"]
 

@@ -77,12 +77,12 @@ and ``default_blocks``.
 Modules: :mod:`~mrjobs.plan.sample` (reading the sample),
 :mod:`~mrjobs.plan.estimates` (the estimates and the plan's dict),
 :mod:`~mrjobs.plan.wirecost` (bytes of each step), :mod:`~mrjobs.plan.resources`
-(time, memory, disk, pruning; reading a calibration), :mod:`~mrjobs.plan.report`
+(time, memory, disk, pruning; reading a calibration), :mod:`~mrjobs.plan.render`
 (the plan as text and JSON, and against a run), :mod:`~mrjobs.plan.cli` (the
 planner's options, :func:`plan`, and the job's temporary disk), and above the
-job -- they run it: :mod:`~mrjobs.plan.runs` (``--compare`` and
-``--calibrate``: :func:`~mrjobs.plan.runs.measure_run`,
-:func:`~mrjobs.plan.runs.calibrate`), :mod:`~mrjobs.plan.procmem` (the peak
+job -- they run it: :mod:`~mrjobs.plan.realruns` (``--compare`` and
+``--calibrate``: :func:`~mrjobs.plan.realruns.measure_run`,
+:func:`~mrjobs.plan.realruns.calibrate`), :mod:`~mrjobs.plan.procmem` (the peak
 memory of a run's processes) and :mod:`mrjobs.plan.__main__` (the command
 line's checks and ``main``).  This package holds the public names of the
 modules below the job (the dot-products job calls :func:`plan` for its
@@ -90,7 +90,7 @@ temporary disk, so the package imports nothing that imports the job).
 """
 from mrjobs.plan.sample import PlanError, Sample, SampleRead, input_files, read_sample
 from mrjobs.plan.estimates import MAX_TASKS, POSTING_ENTRY_BYTES, estimate, job_args
-from mrjobs.plan.report import as_json, comparison, format_comparison, format_plan
+from mrjobs.plan.render import as_json, comparison, format_comparison, format_plan
 from mrjobs.plan.resources import CALIBRATION, CALIBRATION_BYTES, load_calibration
 from mrjobs.plan.cli import MAX_PAIR_SAMPLE, MAX_VECTORS, plan
 

@@ -1,7 +1,7 @@
 """``python -m mrjobs.plan``: the cost planner's command line -- its options
 (:mod:`mrjobs.plan.cli`) checked, with the job's own checks of the job's
 options, then the plan printed, or compared with a run of the job, or this
-machine calibrated (:mod:`mrjobs.plan.runs`)."""
+machine calibrated (:mod:`mrjobs.plan.realruns`)."""
 import json
 import os
 import sys
@@ -11,9 +11,9 @@ from mrjobs.measures import get as get_measure
 from mrjobs.options import numbers_as_values
 from mrjobs.plan.cli import MAX_PAIR_SAMPLE, MAX_VECTORS, parser, plan
 from mrjobs.plan.estimates import MAX_TASKS, job_args
-from mrjobs.plan.report import as_json, comparison, format_comparison, format_plan
+from mrjobs.plan.realruns import calibrate, measure_run
+from mrjobs.plan.render import as_json, comparison, format_comparison, format_plan
 from mrjobs.plan.resources import load_calibration
-from mrjobs.plan.runs import calibrate, measure_run
 from mrjobs.plan.sample import PlanError
 
 __all__ = ["main"]

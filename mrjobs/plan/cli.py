@@ -150,7 +150,7 @@ def temp_disk_need(job_options, inputs, free):
     The input is counted by its bytes of data (a compressed file's
     uncompressed bytes, estimated: :func:`mrjobs.strategies.sizing.input_data_bytes`).
     Without ``--output-dir`` the whole output is written into the temp dir
-    too, before its copy to stdout (:func:`mrjobs.runtime.report.write_output`):
+    too, before its copy to stdout (:func:`mrjobs.runtime.epilogue.write_output`):
     the plan counts it (top-1000 of 3,000 vectors: 175 MB of output from
     7.65 MB of input).  Where ``free`` is at least :data:`QUICK_FACTOR` times
     the input, plus at most what the output could stage (:func:`output_bound`),

@@ -366,7 +366,7 @@ def estimate(corpus, queries, o, calibration=None):
     e["steps"] = job_steps(e, wire, o, R)
     e["output_bytes"] = output_bytes(e, wire, o)
     # without --output-dir the last step writes the output into the temp
-    # dir, whence it is copied to stdout at the end (runtime.report.write_output)
+    # dir, whence it is copied to stdout at the end (runtime.epilogue.write_output)
     e["staged_output_bytes"] = 0.0 if getattr(o, "output_dir", None) else e["output_bytes"]
     e["calibration"] = calibration
     _resources(e, fams, n_feat, o, calibration)

@@ -4,7 +4,7 @@ and whether pruning pays (see :mod:`mrjobs.plan`, "Resources").
 
 Every model here is linear in what the plan estimates already (each step's
 bytes, the block pairs' products, a block pair's entries), with constants
-measured on this machine by ``--calibrate`` (:mod:`mrjobs.plan.runs`);
+measured on this machine by ``--calibrate`` (:mod:`mrjobs.plan.realruns`);
 :data:`DEFAULTS` holds the ones a calibration written before them lacks.
 """
 import json
@@ -203,7 +203,7 @@ def prune_estimate(rows, cols, o, measure, diagonal):
     are drawn from the same distribution).  The job also skips the bounds of
     a block pair where computing them would cost more than they could save;
     the plan does not model that gate."""
-    from mrjobs.pairs.bounds import PairPlan, PruneSpec, supports
+    from mrjobs.pairs.pruning import PairPlan, PruneSpec, supports
     from mrjobs.pairs.chunks import product_bounds
     from mrjobs.pairs.kernel import GROUP_ROWS
     if o.threshold is None or getattr(o, "no_prune", False) or not supports(measure):

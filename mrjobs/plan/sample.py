@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mrcodecs import ID_DTYPE
-from mrjobs.kernels import sort_sum
+from mrjobs.pairs.idarrays import sort_sum
 from mrjobs.parsing import POSTINGS, InputError, parse_vector
 from mrjobs.runtime.paths import listed_files
 from mrjobs.strategies.sizing import COMPRESSED, data_bytes, open_data

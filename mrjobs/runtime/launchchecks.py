@@ -1,5 +1,5 @@
 """The checks a launch makes before any work (:class:`LaunchChecks`, a part of
-:class:`mrjobs.runtime.run.Launch`): the inputs exist and are what Hadoop
+:class:`mrjobs.runtime.launch.Launch`): the inputs exist and are what Hadoop
 would read, the output's place can take it (not over an input, not holding
 the temporary directory, not a mount point, writable, on a filesystem the
 runner reaches), stdout is there if the output goes to it, the task Python
@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 from mrjobs.runtime.commit import FsOutputCommitter, OutputCommitter, OutputConflict
-from mrjobs.runtime.errors import JobError
+from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.paths import (RECURSIVE_KEYS, InputPathError, OverlapError, is_local,
                                   local_path, refuse_overlap, refuse_unread, relation)
 from mrjobs.runtime.runnerargs import probe
@@ -25,7 +25,7 @@ log = logging.getLogger("mrjobs.job")
 
 
 class LaunchChecks:
-    """The checks of a :class:`~mrjobs.runtime.run.Launch` (its ``job``,
+    """The checks of a :class:`~mrjobs.runtime.launch.Launch` (its ``job``,
     ``options``, ``alias``, ``committer``, ``streams`` and ``closed_stdio``)
     and the committer they look at."""
 

@@ -57,7 +57,7 @@ def runner_class(alias):
 
 def runner_kwargs(job, kwargs, alias, launcher=None):
     """mrjob's runner arguments ``kwargs`` of ``job`` for the runner ``alias``,
-    with what our runs add (``launcher``: the :class:`~mrjobs.runtime.run.Launch`
+    with what our runs add (``launcher``: the :class:`~mrjobs.runtime.launch.Launch`
     under way, whose committer and task guard the runner writes to)."""
     if alias != "inline":
         # the inline runner imports the job in-process and only warns

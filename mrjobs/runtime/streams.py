@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 
-from mrjobs.runtime.errors import JobError
+from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.paths import (STDIN, InputPathError, input_kind, local_path, refuse_device,
                                   stdin_fd)
 
@@ -81,7 +81,7 @@ class InputStreams:
 
 def kind(path, option):
     """:func:`mrjobs.runtime.paths.input_kind` ("stream" or "files"), a refused
-    path as a :class:`~mrjobs.runtime.errors.JobError`."""
+    path as a :class:`~mrjobs.runtime.failures.JobError`."""
     try:
         return input_kind(path, option)
     except InputPathError as e:

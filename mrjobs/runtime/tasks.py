@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from mrjobs.parsing import InputError
-from mrjobs.runtime.errors import INPUT_FAILED, TASK_FAILED, TaskFailed, os_error_text
+from mrjobs.runtime.failures import INPUT_FAILED, TASK_FAILED, TaskFailed, os_error_text
 from mrjobs.runtime.testhooks import task_hooks
 
 __all__ = ["task_errors", "TaskGuard", "watch_launcher", "probe_task_python", "check_task_python"]

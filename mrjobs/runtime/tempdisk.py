@@ -12,7 +12,7 @@ elsewhere.  A job that has no estimate (None) runs unchecked.
 """
 import shutil
 
-from mrjobs.runtime.errors import JobError
+from mrjobs.runtime.failures import JobError
 
 __all__ = ["check_temp_disk", "refusal", "removes_local_tmp", "size_text"]
 

@@ -79,7 +79,7 @@ from mrjobs.strategies.scheme import (BlockBuffer, all_pairs, block_pair_key, bl
 from mrjobs.strategies.combining import FeatureCounts, PostingBuffer, RegroupBuffer
 from mrjobs.counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
                        DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
-from mrjobs.kernels import group_starts
+from mrjobs.pairs.idarrays import group_starts
 from mrjobs.pairs.kernel import ROWS, PairSpec, pair_best
 from mrjobs.scoring import RowMerger, output_rows
 from mrjobs.strategies.contract import Step, by_family

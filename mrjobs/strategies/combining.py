@@ -13,7 +13,7 @@ from mrcodecs import ID_DTYPE
 from mrcodecs.jobwire import Stripe
 
 from mrjobs.counters import STRIPE_ENTRIES_COMBINED, STRIPE_ENTRIES_EMITTED, WORK
-from mrjobs.kernels import group_starts, sort_sum, top_k_groups
+from mrjobs.pairs.idarrays import group_starts, sort_sum, top_k_groups
 
 __all__ = ["PostingBuffer", "StripeBuffer", "RegroupBuffer", "FeatureCounts"]
 

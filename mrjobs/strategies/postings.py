@@ -8,7 +8,7 @@ both strategies of the dot-products job use it.
 
 Postings of one vector id in one posting list (duplicate input lines, in the
 inverted index job) are one posting, their weights summed as the dot-products
-job merges the lines of a vector (:func:`~mrjobs.kernels.merge_sum`): a sum
+job merges the lines of a vector (:func:`~mrjobs.pairs.idarrays.merge_sum`): a sum
 of 0 is dropped and counted as a zero weight, a sum beyond the range of the
 weights is dropped and counted as bad input (``--strict``: refused, naming
 the vector and the feature).
@@ -19,7 +19,7 @@ import numpy as np
 
 from mrjobs.counters import (DFCUT, DUPLICATE_VECTOR_POSTINGS, FEATURES_DROPPED, INPUT,
                        POSTINGS_DROPPED, PRODUCTS_DROPPED, ZERO_WEIGHT)
-from mrjobs.kernels import merge_sum
+from mrjobs.pairs.idarrays import merge_sum
 from mrjobs.parsing import BAD_SUM, FLOAT32_MAX, InputError, weight_limit
 
 __all__ = ["PostingAssembler"]

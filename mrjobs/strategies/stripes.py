@@ -32,7 +32,7 @@ from mrcodecs.jobwire import Stripe
 
 from mrjobs.strategies.combining import PostingBuffer, RegroupBuffer, StripeBuffer
 from mrjobs.counters import PARTIAL_PRODUCTS, WORK
-from mrjobs.kernels import sort_sum, top_k_order
+from mrjobs.pairs.idarrays import sort_sum, top_k_order
 from mrjobs.strategies.contract import Step
 
 __all__ = ["StripesStrategy"]

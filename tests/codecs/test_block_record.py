@@ -10,7 +10,7 @@ import pytest
 from mrcodecs import DecodeError, EncodeError, escape
 from mrcodecs.jobwire import (Block, JobProtocol, Stripe, block_pair_key, block_pair_of,
                               decode_block, decode_record, encode_block)
-from mrjobs.protocols import JSONStripeProtocol
+from mrjobs.jobprotocols import JSONStripeProtocol
 from tests.codec_helpers import assert_round_trip_ok
 
 pytestmark = pytest.mark.twin
@@ -134,7 +134,7 @@ def test_encoding_errors():
 
 def test_every_registered_record_has_a_json_twin_and_round_trips():
     from mrcodecs.jobwire import RECORDS, record_type
-    from mrjobs.protocols import JSON_TWINS
+    from mrjobs.jobprotocols import JSON_TWINS
     rng = np.random.default_rng(3)
     samples = {Stripe: Stripe(np.array([b"\x0a" * 16], "S16"), np.array([1.5]), None, 2.0, True),
                Block: random_block(rng, 4, np.float64)}

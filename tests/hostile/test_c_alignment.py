@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 import mrjobs._c
 from mrcodecs.jobwire import Stripe
-from mrjobs.kernels import top_k_groups
+from mrjobs.pairs.idarrays import top_k_groups
 from mrjobs.scoring import merge_rows
 
 pytestmark = pytest.mark.asan

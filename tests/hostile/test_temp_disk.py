@@ -2,7 +2,7 @@
 
 Without ``--output-dir`` the local runner's last step writes the whole output
 into the run's temp dir, and it is copied to stdout only at the end
-(:func:`mrjobs.runtime.report.write_output`).  Top-300 of 1,000 vectors
+(:func:`mrjobs.runtime.epilogue.write_output`).  Top-300 of 1,000 vectors
 stages about 17 MB from 2.5 MB of input; the plan's peak, and so the job's
 temp-disk check, counted none of it: on a small disk the run computed every
 pair and then died with "No space left on device".  Here the plan's staged
@@ -20,7 +20,7 @@ import pytest
 from mrjobs.generate import write_corpus
 from mrjobs import plan as P
 from mrjobs.plan import cli as plan_cli
-from mrjobs.plan.runs import measure_run
+from mrjobs.plan.realruns import measure_run
 
 ARGS = ("--measure", "cosine", "--top-k", "300")
 

@@ -17,7 +17,7 @@ from mrcodecs import SparseVector, VectorProtocol
 from mrcodecs.framing import escape
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
-from mrjobs.kernels import sort_sum
+from mrjobs.pairs.idarrays import sort_sum
 from mrjobs.parsing import (BAD_KINDS, BAD_LINE, BAD_ORDER, BAD_RANGE, BAD_WEIGHT,
                             FORMATS, InputError, is_compact, parse_vector)
 from mrjobs.testing import run_job, write_lines

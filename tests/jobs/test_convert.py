@@ -14,7 +14,7 @@ from mrcodecs import VectorProtocol
 from mrjobs.convert import MRConvert
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
-from mrjobs.kernels import sort_sum
+from mrjobs.pairs.idarrays import sort_sum
 from mrjobs.parsing import BAD_LINE, BAD_SUM, BAD_WEIGHT, InputError, parse_vector
 from mrjobs.runtime.shipping import package_zip
 from mrjobs.testing import run_job, write_lines

@@ -13,7 +13,7 @@ import pytest
 
 from mrjobs.counters import INPUT, NOT_SCORABLE
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.runtime.errors import TaskFailed
+from mrjobs.runtime.failures import TaskFailed
 from tests.jobs_helpers import run
 
 

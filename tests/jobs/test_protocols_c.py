@@ -1,5 +1,5 @@
 """The JSON output's neighbours written in C (``_mrjobs_speedups``) and in
-Python (:class:`mrjobs.protocols.NeighboursJSONProtocol`): the same bytes, which
+Python (:class:`mrjobs.jobprotocols.NeighboursJSONProtocol`): the same bytes, which
 are the bytes ``json.dumps`` writes."""
 import json
 import uuid
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mrjobs.protocols
+import mrjobs.jobprotocols
 from mrcodecs.jobwire import Stripe
-from mrjobs.protocols import NeighboursJSONProtocol
+from mrjobs.jobprotocols import NeighboursJSONProtocol
 
 pytestmark = pytest.mark.asan
 
@@ -20,9 +20,9 @@ c = pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built"
 
 def _both(ids, scores, monkeypatch, key=uuid.UUID(int=7).bytes):
     stripe = Stripe(np.array(ids, "S16"), np.array(scores, np.float64))
-    monkeypatch.setattr(mrjobs.protocols._c, "C", c)
+    monkeypatch.setattr(mrjobs.jobprotocols._c, "C", c)
     fast = NeighboursJSONProtocol().write(key, stripe)
-    monkeypatch.setattr(mrjobs.protocols._c, "C", None)
+    monkeypatch.setattr(mrjobs.jobprotocols._c, "C", None)
     slow = NeighboursJSONProtocol().write(key, stripe)
     return fast, slow
 
@@ -79,9 +79,9 @@ def test_strided_stripes_are_written_as_the_python_twin_writes_them(monkeypatch)
     stripe = Stripe(ids[::2], (np.arange(6.0) / 7)[::2])  # views with a stride
     assert not stripe.ids.flags.c_contiguous
     key = uuid.UUID(int=7).bytes
-    monkeypatch.setattr(mrjobs.protocols._c, "C", c)
+    monkeypatch.setattr(mrjobs.jobprotocols._c, "C", c)
     fast = NeighboursJSONProtocol().write(key, stripe)
-    monkeypatch.setattr(mrjobs.protocols._c, "C", None)
+    monkeypatch.setattr(mrjobs.jobprotocols._c, "C", None)
     assert fast == NeighboursJSONProtocol().write(key, stripe) and fast.count(b": ") == 3
 
 
@@ -90,13 +90,13 @@ def test_keys_of_other_kinds_are_written_or_refused_as_the_python_twin_does(monk
     # takes or refuses it
     stripe = Stripe(np.array([uuid.UUID(int=1).bytes], "S16"), np.array([0.25]))
     key = np.bytes_(uuid.UUID(int=9).bytes)
-    monkeypatch.setattr(mrjobs.protocols._c, "C", c)
+    monkeypatch.setattr(mrjobs.jobprotocols._c, "C", c)
     fast = NeighboursJSONProtocol().write(key, stripe)
-    monkeypatch.setattr(mrjobs.protocols._c, "C", None)
+    monkeypatch.setattr(mrjobs.jobprotocols._c, "C", None)
     assert fast == NeighboursJSONProtocol().write(key, stripe)
     assert fast.startswith(b'"00000000-0000-0000-0000-000000000009"\t{')
     for module in (c, None):
-        monkeypatch.setattr(mrjobs.protocols._c, "C", module)
+        monkeypatch.setattr(mrjobs.jobprotocols._c, "C", module)
         with pytest.raises(ValueError):
             NeighboursJSONProtocol().write(bytes(15), stripe)
 

@@ -6,7 +6,7 @@ import os
 import sys
 
 from mrjobs.runtime import localrunner, localsettings
-from mrjobs.runtime.report import write_output
+from mrjobs.runtime.epilogue import write_output
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES,
                                       WHOLE_ROWS_MAX_ENTRIES, default_blocks)
 from mrjobs.dot_products import MRSparseDotProducts

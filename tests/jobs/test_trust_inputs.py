@@ -28,7 +28,7 @@ import time
 
 import pytest
 
-from mrjobs.runtime.errors import TaskFailed
+from mrjobs.runtime.failures import TaskFailed
 from mrjobs.runtime.tasks import task_errors
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.options import LARGE_TOP_K, MAX_TOP_K

@@ -17,7 +17,7 @@ from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.strategies.sizing import MAX_BLOCKS
 from mrjobs.generate import write_corpus
 from mrjobs.inverted_index import MRInvertedIndex
-from mrjobs.kernels import merge_sum
+from mrjobs.pairs.idarrays import merge_sum
 from mrjobs.parsing import BAD_SUM, FLOAT32_ZERO, InputError, float32_zeros, parse_vector
 from mrjobs.testing import run_job
 

@@ -1,10 +1,10 @@
-"""The selection kernels of mrjobs.kernels against plain Python references:
+"""The selection kernels of mrjobs.pairs.idarrays against plain Python references:
 each group's k best (score descending, ties by smaller other), with ties,
 -0.0, groups of every size around k, integer and S16 keys."""
 import numpy as np
 import pytest
 
-from mrjobs.kernels import (group_order, order_within_groups, top_k_candidates,
+from mrjobs.pairs.idarrays import (group_order, order_within_groups, top_k_candidates,
                             top_k_groups, top_k_order)
 
 

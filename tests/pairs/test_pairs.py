@@ -211,15 +211,15 @@ def test_kernel_imports_neither_mrjob_nor_the_job():
                      for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert imported == {"dataclasses", "typing", "itertools", "threading", "concurrent.futures",
-                        "numpy", "mrjobs.kernels", "mrjobs", "mrjobs.pairs", "mrjobs.pairs.chunks",
-                        "mrjobs.pairs.fused"}  # _c, bounds
+                        "numpy", "mrjobs.pairs.idarrays", "mrjobs", "mrjobs.pairs",
+                        "mrjobs.pairs.chunks", "mrjobs.pairs.fused"}  # _c, pruning
     code = ("import sys, mrjobs.pairs.kernel; print(sorted(m for m in sys.modules "
             "if m.startswith('mrjobs.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    # mrjobs.pairs.bounds (and scipy) only once a threshold asks for a plan
-    assert out.split() == ["['mrjobs._c',", "'mrjobs.kernels',", "'mrjobs.pairs',",
-                           "'mrjobs.pairs.chunks',", "'mrjobs.pairs.fused',",
+    # mrjobs.pairs.pruning (and scipy) only once a threshold asks for a plan
+    assert out.split() == ["['mrjobs._c',", "'mrjobs.pairs',", "'mrjobs.pairs.chunks',",
+                           "'mrjobs.pairs.fused',", "'mrjobs.pairs.idarrays',",
                            "'mrjobs.pairs.kernel']"]
 
 

@@ -1,4 +1,4 @@
-"""Pruning of block-pair products (mrjobs.pairs.bounds) against brute force.
+"""Pruning of block-pair products (mrjobs.pairs.pruning) against brute force.
 
 Every test builds scipy matrices of prepared weights, multiplies them in
 full, and checks that what the pruned plan skips could never be kept: the
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrjobs import measures
-from mrjobs.pairs import bounds as prune
+from mrjobs.pairs import pruning as prune
 from mrjobs.counters import Counters
 from mrjobs.pairs.kernel import COLUMNS, ROWS, PairSpec, pair_best
 from mrjobs.scoring import Scorer

@@ -12,7 +12,7 @@ import pytest
 from mrjobs.generate import write_corpus
 from mrjobs import plan as P
 from mrjobs.plan import cli as plan_cli, sample as plan_sample
-from mrjobs.plan.runs import measure_run
+from mrjobs.plan.realruns import measure_run
 
 TOL = 0.25
 

@@ -11,7 +11,7 @@ import pytest
 from mrjobs.generate import write_corpus
 from mrjobs import plan as P
 from mrjobs.plan import cli as plan_cli
-from mrjobs.plan.runs import measure_run
+from mrjobs.plan.realruns import measure_run
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 from mrjobs.generate import write_corpus
 from mrjobs import plan as P
 from mrjobs.plan import cli as plan_cli
-from mrjobs.plan.runs import measure_run
+from mrjobs.plan.realruns import measure_run
 from mrjobs.plan.cli import QUICK_FACTOR
 from mrjobs.runtime.tempdisk import check_temp_disk
 from mrjobs.testing import run_job

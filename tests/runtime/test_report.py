@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.runtime import report
+from mrjobs.runtime import epilogue
 from tests.jobs_helpers import corpus
 
 
@@ -28,12 +28,12 @@ def _part(tmp_path, size):
 
 @pytest.mark.parametrize("consume", [False, True])
 def test_a_part_file_sent_whole_in_pieces(tmp_path, monkeypatch, consume):
-    monkeypatch.setattr(report, "SEND_CHUNK", 4096)  # many pieces, some not a page's multiple
+    monkeypatch.setattr(epilogue, "SEND_CHUNK", 4096)  # many pieces, some not a page's multiple
     path, data = _part(tmp_path, 50_001)
     with open(tmp_path / "stdout", "wb") as out:
         out.write(b"before\n")  # the copy goes on from where the stream stands
         out.flush()
-        assert report._send_file(str(path), out, consume)
+        assert epilogue._send_file(str(path), out, consume)
     assert (tmp_path / "stdout").read_bytes() == b"before\n" + data
     assert path.stat().st_size == len(data)  # the file keeps its length either way
     left = path.read_bytes()
@@ -51,13 +51,13 @@ def _holes(tmp_path):
     probe.write_bytes(b"x" * 8192)
     fd = os.open(probe, os.O_RDWR)
     try:
-        return report._free_range(fd, 0, 8192) and probe.read_bytes() == bytes(8192)
+        return epilogue._free_range(fd, 0, 8192) and probe.read_bytes() == bytes(8192)
     finally:
         os.close(fd)
 
 
 def test_a_part_file_sent_to_a_pipe(tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "SEND_CHUNK", 1000)
+    monkeypatch.setattr(epilogue, "SEND_CHUNK", 1000)
     path, data = _part(tmp_path, 200_000)  # more than a pipe holds: the reader must drain it
     r, w = os.pipe()
     got = []
@@ -69,7 +69,7 @@ def test_a_part_file_sent_to_a_pipe(tmp_path, monkeypatch):
     reader = threading.Thread(target=drain)
     reader.start()
     with open(w, "wb") as out:
-        assert report._send_file(str(path), out, True)
+        assert epilogue._send_file(str(path), out, True)
     reader.join()
     assert got == [data]
     assert path.read_bytes() == data  # a pipe holds the file's pages: none freed
@@ -91,14 +91,14 @@ def _ran(tmp_path, *args):
 def test_only_the_runs_own_temporary_output_is_consumed(tmp_path):
     runner = _ran(tmp_path)
     try:
-        assert report._consumable(runner)  # the default cleanup removes the temp dir
+        assert epilogue._consumable(runner)  # the default cleanup removes the temp dir
         runner._output_dir = str(tmp_path / "elsewhere")  # as --output-dir's commit leaves it
-        assert not report._consumable(runner)
+        assert not epilogue._consumable(runner)
     finally:
         runner.__exit__(None, None, None)
     kept = _ran(tmp_path, "--cleanup", "NONE")
     try:
-        assert not report._consumable(kept)  # the user keeps the temp files: left whole
+        assert not epilogue._consumable(kept)  # the user keeps the temp files: left whole
         assert kept.get_output_dir().startswith(kept._get_local_tmp_dir())
     finally:
         kept.__exit__(None, None, None)

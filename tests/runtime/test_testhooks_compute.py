@@ -186,10 +186,10 @@ def _twins():
 
 
 def _decode_with(twin, line_bytes):
-    from mrcodecs.jobwire import _decode_block_raw
+    from mrcodecs.block_record import decode_block_raw
     raw = twin.unescape(line_bytes.partition(b"\t")[2])
     assert raw.__class__ is bytes
-    return _decode_block_raw(raw, "record value")
+    return decode_block_raw(raw, "record value")
 
 
 def _invalid_blocks():

@@ -15,7 +15,7 @@ from mrjobs.strategies.combining import FeatureCounts
 from mrjobs.counters import Counters
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.strategies.postings import PostingAssembler
-from mrjobs.protocols import JSONStripeProtocol
+from mrjobs.jobprotocols import JSONStripeProtocol
 from tests import jobs_helpers
 from tests.jobs_helpers import (as_dict, assert_scores_close, corpus, oracle, read_corpus,
                                 top_k)

@@ -226,7 +226,9 @@ class CompactOutputProtocol(VectorProtocol):
     def write(self, key, value):
         order = np.argsort(value.ids, kind="stable")
         try:
-            vec = SparseVector._trusted(value.ids[order], value.values[order])
+            # SparseVector's own constructor (ids sorted and unique: checked
+            # there; the scores kept as they are, in their float dtype)
+            vec = SparseVector(value.ids[order], value.values[order], allow_nonfinite=True)
         except AttributeError:
             raise EncodeError("expected a Stripe value, found %.60r" % (value,)) from None
         return VectorProtocol.write(self, uuid.UUID(bytes=key), vec)

@@ -73,15 +73,15 @@ see :func:`score_bounds`), and every score bound is raised by that
 relative ``2**-30`` before it is compared.  A pruned pair therefore never
 holds a score that the job would keep: the output is the same bytes.
 
-The bounds are in :mod:`mrjobs.pairs.scorebounds`, the plan of a block pair
+The bounds are in :mod:`mrjobs.pairs.cellbounds`, the plan of a block pair
 (:class:`PairPlan`) in :mod:`mrjobs.pairs.pairplan`; this module holds their
 public names.
 """
-from mrjobs.pairs.pairplan import Layout, PairPlan, PruneSpec, product, product_t
-from mrjobs.pairs.scorebounds import (DOT_SLACK, DOT_TINY, Q_SLACK, SCORE_SLACK, SUPPORTED,
+from mrjobs.pairs.cellbounds import (DOT_SLACK, DOT_TINY, Q_SLACK, SCORE_SLACK, SUPPORTED,
                                       dot_bounds, feature_max, group_floor, group_rows,
                                       live_cells, score_bounds, side_bounds, stat_range,
                                       supports, topk_floors)
+from mrjobs.pairs.pairplan import Layout, PairPlan, PruneSpec, product, product_t
 
 __all__ = ["SUPPORTED", "supports", "group_rows", "feature_max", "stat_range",
            "dot_bounds", "score_bounds", "side_bounds", "group_floor", "live_cells",

@@ -1,5 +1,5 @@
 """The measures' bounds: an upper bound on a score from one on the dot
-product, for pruning (used by :mod:`mrjobs.pairs.bounds`; closed forms in its
+product, for pruning (used by :mod:`mrjobs.pairs.pruning`; closed forms in its
 module doc)."""
 import numpy as np
 
@@ -86,7 +86,7 @@ def stat_bound(bound):
     """A measure's bound over a group's range of statistics: ``bound(d, a,
     lo, hi)`` on float64 arrays (rows' statistics as a column, groups' range
     as a row), ``-inf`` for an empty group (``lo > hi``); NaN where a range is
-    NaN (it holds a NaN statistic: see :func:`~mrjobs.pairs.bounds.stat_range`)."""
+    NaN (it holds a NaN statistic: see :func:`~mrjobs.pairs.pruning.stat_range`)."""
     def over_stats(d, a, lo, hi):
         a = np.asarray(a, dtype=np.float64)[:, None]
         lo = np.asarray(lo, dtype=np.float64)[None, :]

@@ -1,4 +1,4 @@
-"""The bounds of :mod:`mrjobs.pairs.bounds`: groups of vectors and their
+"""The bounds of :mod:`mrjobs.pairs.pruning`: groups of vectors and their
 summaries, upper bounds on dot products and scores of (row, group) cells,
 the floors a score must reach, and which cells are live (the proofs are in
 that module's doc)."""
@@ -14,7 +14,7 @@ __all__ = ["SUPPORTED", "DOT_SLACK", "DOT_TINY", "SCORE_SLACK", "Q_SLACK", "supp
 #: measures whose scores can be bounded from a dot-product bound
 SUPPORTED = measures.PRUNABLE
 
-#: relative slack on a dot-product bound per term of the row (see :mod:`mrjobs.pairs.bounds`)
+#: relative slack on a dot-product bound per term of the row (see :mod:`mrjobs.pairs.pruning`)
 DOT_SLACK = 2.0 ** -40
 #: absolute slack per term (underflow)
 DOT_TINY = 2.0 ** -1000
@@ -26,7 +26,7 @@ Q_SLACK = measures.Q_SLACK
 
 
 def supports(measure):
-    """True if scores of ``measure`` can be bounded (see :mod:`mrjobs.pairs.bounds`).
+    """True if scores of ``measure`` can be bounded (see :mod:`mrjobs.pairs.pruning`).
 
     >>> supports("cosine"), supports("loglikelihood")
     (True, False)
@@ -160,7 +160,7 @@ def dot_bounds(A, summary):
     ``|A| @ summary.T`` (one sparse product), raised by a relative
     ``nnz(row) * 2**-40`` and an absolute ``nnz(row) * 2**-1000``: at least
     every rounded dot product whatever the order of the additions (proof in
-    the doc of :mod:`mrjobs.pairs.bounds`).
+    the doc of :mod:`mrjobs.pairs.pruning`).
 
     >>> import scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[0.6, -0.8]]))
@@ -206,7 +206,7 @@ def score_bounds(measure, dub, row_stats=None, lo=None, hi=None):
     -----
     For each measure the bound is the exact maximum, over the group's range
     of statistics, of the score at the dot bound (closed forms in the doc
-    of :mod:`mrjobs.pairs.bounds`).  ``cosine``, ``pearson``, ``dot``, ``cooccurrence`` and the
+    of :mod:`mrjobs.pairs.pruning`).  ``cosine``, ``pearson``, ``dot``, ``cooccurrence`` and the
     count measures score with operations that are each monotone in ``d``
     (clamping, exact integer sums, one correctly rounded division), so the
     job's rounded score never exceeds the rounded bound; so does

@@ -9,7 +9,7 @@ import shutil
 import stat
 import sys
 
-from mrjobs.runtime.errors import INPUT_FAILED, TASK_FAILED, JobError, TaskFailed
+from mrjobs.runtime.failures import INPUT_FAILED, TASK_FAILED, JobError, TaskFailed
 from mrjobs.runtime.tempdisk import removes_local_tmp
 
 __all__ = ["FailureReport", "task_failure", "log_cleanup", "output_paths",

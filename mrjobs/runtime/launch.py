@@ -27,11 +27,11 @@ from mrjob.util import log_to_null, log_to_stream
 
 from mrjobs.counters import run_report
 from mrjobs.parsing import InputError
-from mrjobs.runtime.errors import JobError, TaskFailed, os_error_text
+from mrjobs.runtime.epilogue import FailureReport, log_cleanup, task_failure, write_output
+from mrjobs.runtime.failures import JobError, TaskFailed, os_error_text
 from mrjobs.runtime.launchchecks import LaunchChecks
 from mrjobs.runtime.paths import tree_bytes
 from mrjobs.runtime.progress import ProgressMonitor
-from mrjobs.runtime.report import FailureReport, log_cleanup, task_failure, write_output
 from mrjobs.runtime.signals import (catch_stop_signals, open_closed_stdio, silence_stdout,
                                     stdout_name)
 from mrjobs.runtime.streams import InputStreams

@@ -1,0 +1,243 @@
+"""The block record: whole sparse vectors, the value the blocked strategy
+ships to the reducer of a block pair, keyed by a block pair key
+(:func:`block_pair_key`).
+
+Its layout is in codecs/SPEC.md, 3.4: a kind byte ``0x22`` (:data:`KIND_BLOCK`),
+flags (bit 0 float32 weights, bit 1 per-vector statistics, bit 2 the pair's
+second side), the vector and entry counts, then the ids, the lengths, the
+feature ids, the weights and the statistics; the whole record escaped by
+:func:`mrcodecs.escape`.
+
+Examples
+--------
+>>> import numpy as np
+>>> b = Block(np.array([b"\\x01" * 16], "S16"), np.array([1], "u4"),
+...           np.array([b"\\x0a" * 16], "S16"), np.array([2.5]))
+>>> decode_block(encode_block(b)) == b
+True
+"""
+import struct
+
+import numpy as np
+
+from .errors import DecodeError, EncodeError
+from .framing import escape, unescape
+from .jobframing import FLAG_FLOAT32, FLAG_STATS, MAX_COUNT, check_header
+from .vector import ID_DTYPE
+
+__all__ = [
+    "KIND_BLOCK",
+    "FLAG_SIDE",
+    "Block",
+    "block_pair_key",
+    "block_pair_of",
+    "encode_block",
+    "decode_block",
+    "decode_block_raw",
+]
+
+_F64 = np.dtype("<f8")
+_F32 = np.dtype("<f4")
+
+#: kind byte of a block record
+KIND_BLOCK = 0x22
+#: flag bit of a block record: the vectors are the pair's second (column) side
+FLAG_SIDE = 0x04
+_BLOCK_FLAGS = FLAG_FLOAT32 | FLAG_STATS | FLAG_SIDE
+_BLOCK_HEADER = struct.Struct(">BBII")
+_BLOCK_HEADER_SIZE = _BLOCK_HEADER.size  # 10
+_U32 = np.dtype("<u4")
+_BLOCK_KEY = struct.Struct(">8xII")
+
+
+class Block:
+    """A block of whole sparse vectors: the value the blocked strategy ships
+    to the reducer of a block pair.
+
+    Parameters
+    ----------
+    ids : numpy.ndarray
+        ``S16`` array of the n vector ids.
+    lengths : numpy.ndarray
+        uint32 (or any integer) array: entries of each vector.
+    features : numpy.ndarray
+        ``S16`` array of the feature ids of all vectors, vector after vector
+        (ascending within a vector).
+    weights : numpy.ndarray
+        float64 or float32, one per feature entry.
+    stats : numpy.ndarray or None
+        float64, one statistic per vector.
+    side : int
+        0 if the vectors are the pair's first (row) block, 1 for the second
+        (column) block.
+
+    No checks are made: the jobs build blocks from arrays they produced.
+    """
+
+    __slots__ = ("ids", "lengths", "features", "weights", "stats", "side")
+
+    def __init__(self, ids, lengths, features, weights, stats=None, side=0):
+        self.ids = ids
+        self.lengths = lengths
+        self.features = features
+        self.weights = weights
+        self.stats = stats
+        self.side = side
+
+    def __len__(self):
+        return self.ids.shape[0]
+
+    @property
+    def nnz(self):
+        return self.features.shape[0]
+
+    def __eq__(self, other):
+        if not isinstance(other, Block):
+            return NotImplemented
+        return (
+            np.array_equal(self.ids, other.ids)
+            and np.array_equal(self.lengths, other.lengths)
+            and np.array_equal(self.features, other.features)
+            and self.weights.dtype == other.weights.dtype
+            and np.array_equal(self.weights, other.weights)
+            and (self.stats is None) == (other.stats is None)
+            and (self.stats is None or np.array_equal(self.stats, other.stats))
+            and self.side == other.side
+        )
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "Block(n=%d, nnz=%d, dtype=%s, stats=%s, side=%d)" % (
+            len(self), self.nnz, self.weights.dtype.name, self.stats is not None, self.side)
+
+
+def block_pair_key(i, j):
+    """The raw 16-byte key of the block pair ``(i, j)``: 8 zero bytes, then
+    ``i`` and ``j`` as unsigned 32-bit big-endian (pairs sort by ``i``, then
+    ``j``).  On the wire it is escaped like any id key.
+
+    >>> block_pair_key(1, 2).hex()
+    '00000000000000000000000100000002'
+    >>> block_pair_of(block_pair_key(1, 2))
+    (1, 2)
+    """
+    return _BLOCK_KEY.pack(i, j)
+
+
+def block_pair_of(raw):
+    """``(i, j)`` of a raw 16-byte block pair key."""
+    try:
+        return _BLOCK_KEY.unpack(raw)
+    except struct.error:
+        raise DecodeError("a block pair key is 16 bytes, found %d (%.60r)"
+                          % (len(raw), bytes(raw))) from None
+
+
+def encode_block(block):
+    """Escaped bytes of a :class:`Block` (layout in codecs/SPEC.md, 3.4)."""
+    ids, lengths, feats, w, stats = (block.ids, block.lengths, block.features, block.weights,
+                                     block.stats)
+    n, nnz = ids.shape[0], feats.shape[0]
+    if ids.dtype != ID_DTYPE or feats.dtype != ID_DTYPE:
+        raise EncodeError("malformed Block: ids of dtype %s, features of dtype %s (expected "
+                          "S16)" % (ids.dtype, feats.dtype))
+    if lengths.shape[0] != n or w.shape[0] != nnz:
+        raise EncodeError("malformed Block: %d ids, %d lengths, %d features, %d weights"
+                          % (n, lengths.shape[0], nnz, w.shape[0]))
+    if n > MAX_COUNT or nnz > MAX_COUNT:
+        raise EncodeError("a block holds at most %d vectors and %d entries, found %d and %d"
+                          % (MAX_COUNT, MAX_COUNT, n, nnz))
+    lengths = np.asarray(lengths)
+    if n and (lengths.min() < 0 or int(lengths.sum(dtype=np.uint64)) != nnz):
+        raise EncodeError("malformed Block: lengths add up to %d, not to the %d entries"
+                          % (int(lengths.sum()), nnz))
+    if w.dtype == _F64:
+        flags = 0
+    elif w.dtype == _F32:
+        flags = FLAG_FLOAT32
+    else:
+        raise EncodeError("block weights must be float64 or float32, found %s" % w.dtype)
+    if block.side not in (0, 1):
+        raise EncodeError("a block's side is 0 or 1, found %r" % (block.side,))
+    if block.side:
+        flags |= FLAG_SIDE
+    parts = [b"", ids.tobytes(), lengths.astype(_U32).tobytes(), feats.tobytes(), w.tobytes()]
+    if stats is not None:
+        if stats.shape[0] != n:
+            raise EncodeError("malformed Block: %d ids, %d stats" % (n, stats.shape[0]))
+        flags |= FLAG_STATS
+        parts.append(np.asarray(stats, _F64).tobytes())
+    parts[0] = _BLOCK_HEADER.pack(KIND_BLOCK, flags, n, nnz)
+    return escape(b"".join(parts))
+
+
+def decode_block(data, what="block value"):
+    """Inverse of :func:`encode_block`.
+
+    Raises
+    ------
+    DecodeError
+        Bad escaping, wrong kind byte, unknown flags, a length that differs
+        from what the header announces, lengths that do not add up to the
+        header's entry count, or feature ids that are not ascending within
+        a vector.
+    """
+    return decode_block_raw(unescape(data, what), what)
+
+
+def decode_block_raw(raw, what):
+    """:func:`decode_block` of bytes already unescaped."""
+    size = len(raw)
+    _, flags, n, nnz = check_header(raw, what, _BLOCK_HEADER, "kind, flags, vectors, entries",
+                                    KIND_BLOCK, "block", _BLOCK_FLAGS)
+    dt = _F32 if flags & FLAG_FLOAT32 else _F64
+    has_stats = flags & FLAG_STATS
+    expected = (_BLOCK_HEADER_SIZE + n * (16 + 4 + (8 if has_stats else 0))
+                + nnz * (16 + dt.itemsize))
+    if size != expected:
+        raise DecodeError(
+            "cannot decode %s: header says %d vectors and %d entries with flags 0x%02X, "
+            "which take %d bytes after unescaping, found %d"
+            % (what, n, nnz, flags, expected, size))
+    pos = _BLOCK_HEADER_SIZE
+    ids = np.frombuffer(raw, ID_DTYPE, n, pos)
+    pos += 16 * n
+    lengths = np.frombuffer(raw, _U32, n, pos)
+    pos += 4 * n
+    total = int(lengths.sum(dtype=np.uint64))
+    if total != nnz:
+        raise DecodeError(
+            "cannot decode %s: the %d vector lengths at byte offset %d add up to %d "
+            "entries, but the header says %d" % (what, n, _BLOCK_HEADER_SIZE + 16 * n,
+                                                 total, nnz))
+    feats = np.frombuffer(raw, ID_DTYPE, nnz, pos)
+    _check_ascending(raw, pos, nnz, lengths, what)
+    pos += 16 * nnz
+    w = np.frombuffer(raw, dt, nnz, pos)
+    pos += dt.itemsize * nnz
+    stats = np.frombuffer(raw, _F64, n, pos) if has_stats else None
+    return Block(ids, lengths, feats, w, stats, 1 if flags & FLAG_SIDE else 0)
+
+
+def _check_ascending(raw, pos, nnz, lengths, what):
+    """Feature ids strictly ascending within each vector of a block record
+    (one vectorised comparison of neighbouring ``S16`` ids, as unsigned
+    bytes): lengths that add up but are shifted between vectors put a
+    vector's ids out of order, so such a record never decodes."""
+    if nnz < 2:
+        return
+    feats = np.frombuffer(raw, ID_DTYPE, nnz, pos)
+    ok = feats[1:] > feats[:-1]
+    starts = np.cumsum(lengths[:-1], dtype=np.int64)
+    starts = starts[(starts > 0) & (starts < nnz)]
+    ok[starts - 1] = True  # a vector's first id follows another vector's last
+    if not ok.all():
+        e = int(np.argmin(ok)) + 1
+        v = int(np.searchsorted(np.cumsum(lengths, dtype=np.int64), e, side="right"))
+        raise DecodeError(
+            "cannot decode %s: feature id %d (of vector %d) at byte offset %d after "
+            "unescaping is not greater than the one before it: a vector's ids must be "
+            "ascending and unique (lengths shifted between vectors?)"
+            % (what, e, v, pos + 16 * e))
+
