@@ -14,7 +14,7 @@ import pytest
 from mrjobs.testing import write_lines
 from tests.engines.support import PYTHON, REPO, hadoop_args, spark_args
 from tests.jobs_helpers import corpus as jobs_corpus
-from tests.runtime.test_launch_faults import descendants, running, wait_for
+from tests.runtime.test_launch_faults import descendants, running, signal_group, wait_for
 
 #: the fixtures (streaming_jar, hadoop_tmp, ...)
 pytest_plugins = ["tests.engines.fixtures"]
@@ -62,20 +62,8 @@ def test_a_signal_to_the_process_group_ends_a_hadoop_run(streaming_jar, hadoop_t
         "--cmdenv", "MRSPARSE_TEST_HOLD_ATTEMPT=start:_m_000000_",
         "--cmdenv", "MRSPARSE_TEST_DIR=%s" % hold, "-o", "out", SAMPLE],
         start_new_session=True)
-    try:
-        wait_for(lambda: any(f.endswith(".held") for f in os.listdir(hold))
-                 or proc.poll() is not None, "a held map attempt")
-        assert proc.poll() is None, proc.stderr.read()
-        below = descendants(proc.pid)
-        os.killpg(proc.pid, sig)
-        try:
-            _, stderr = proc.communicate(timeout=HUNG)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the run hung after %s" % sig.name)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    stderr, below = signal_group(proc, lambda: any(f.endswith(".held") for f in os.listdir(hold)),
+                                 "a held map attempt", sig, bound=HUNG)
     assert proc.returncode == 128 + sig, stderr
     assert stderr.splitlines()[-1].startswith("mrsparse: stopped by %s; removed " % sig.name)
     wait_for(lambda: not any(running(p) for p in below), "Hadoop and its tasks to end")
@@ -111,23 +99,12 @@ def test_a_signal_to_the_process_group_ends_a_spark_run(tmp_path, sig):
     corpus = tmp_path / "corpus.jsonl"
     write_lines(corpus, jobs_corpus(n=2000, seed=3))
     proc = start(tmp_path, spark_args() + ARGS[:-1] + [str(corpus)], start_new_session=True)
-    try:
-        for line in proc.stderr:
-            if line.startswith("Running step"):
-                break
-        wait_for(lambda: any(b"java" in cmdline(p) for p in descendants(proc.pid))
-                 or proc.poll() is not None, "Spark's JVM")
-        assert proc.poll() is None
-        below = descendants(proc.pid)
-        os.killpg(proc.pid, sig)
-        try:
-            _, stderr = proc.communicate(timeout=HUNG)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the run hung after %s" % sig.name)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    for line in proc.stderr:
+        if line.startswith("Running step"):
+            break
+    stderr, below = signal_group(
+        proc, lambda: any(b"java" in cmdline(p) for p in descendants(proc.pid)),
+        "Spark's JVM", sig, bound=HUNG)
     assert proc.returncode == 128 + sig, stderr
     assert stderr.splitlines()[-1].startswith("mrsparse: stopped by %s; removed " % sig.name)
     wait_for(lambda: not any(running(p) for p in below), "Spark and its workers to end")

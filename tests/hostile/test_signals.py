@@ -14,14 +14,13 @@ import glob
 import os
 import signal
 import stat
-import subprocess
 import sys
 
 import pytest
 
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
-from tests.runtime.test_launch_faults import descendants, running, wait_for
+from tests.runtime.test_launch_faults import descendants, running, signal_group, wait_for
 from tests.runtime.test_output_protocol import held, hold_dir, launcher
 
 pytestmark = [pytest.mark.versions,
@@ -101,13 +100,8 @@ def start(tmp_path, runner, moment, extra=()):
     return proc, at
 
 
-def assert_stopped(tmp_path, proc, sig, below, removed=None):
-    try:  # (the bound only keeps a hung run from hanging the suite: generous)
-        stdout, stderr = proc.communicate(timeout=HUNG)
-    except subprocess.TimeoutExpired:
-        pytest.fail("the run hung after %s" % signal.Signals(sig).name)
-    status = proc.returncode
-    assert status == 128 + sig, stderr
+def assert_stopped(tmp_path, proc, stderr, sig, below, removed=None):
+    assert proc.returncode == 128 + sig, stderr
     assert stderr.count("\n") == 1, stderr
     assert stderr.startswith("mrsparse: stopped by %s; removed " % signal.Signals(sig).name), \
         stderr
@@ -124,16 +118,8 @@ def assert_stopped(tmp_path, proc, sig, below, removed=None):
     ("inline", "copy")])
 def test_a_signal_to_the_process_group_ends_the_run(tmp_path, runner, moment, sig):
     proc, at = start(tmp_path, runner, moment)
-    try:
-        wait_for(lambda: at() or proc.poll() is not None, "the run to reach the " + moment)
-        assert proc.poll() is None, proc.stderr.read()
-        below = descendants(proc.pid)
-        os.killpg(proc.pid, sig)
-        assert_stopped(tmp_path, proc, sig, below)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    stderr, below = signal_group(proc, at, "the run to reach the " + moment, sig, bound=HUNG)
+    assert_stopped(tmp_path, proc, stderr, sig, below)
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
@@ -142,16 +128,9 @@ def test_a_second_signal_neither_cuts_the_cleanup_short_nor_its_count(tmp_path, 
     first ends the run, the second changes nothing -- the staged output
     (~3 MB) is removed and counted, not "removed 0 MB"."""
     proc, at = start(tmp_path, runner, "copy")
-    try:
-        wait_for(lambda: at() or proc.poll() is not None, "the run to reach the copy")
-        assert proc.poll() is None, proc.stderr.read()
-        below = descendants(proc.pid)
-        os.killpg(proc.pid, signal.SIGTERM)
-        os.killpg(proc.pid, signal.SIGHUP)  # (a second TERM may merge with the first)
-        # (both pending at once: the one the kernel hands over first ends the run)
-        first = signal.SIGHUP if proc.wait(HUNG) == 128 + signal.SIGHUP else signal.SIGTERM
-        assert_stopped(tmp_path, proc, first, below, removed=lambda mb: mb >= 2)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    # (a second TERM may merge with the first: HUP)
+    stderr, below = signal_group(proc, at, "the run to reach the copy", signal.SIGTERM,
+                                 signal.SIGHUP, bound=HUNG)
+    # (both pending at once: the one the kernel hands over first ends the run)
+    first = signal.SIGHUP if proc.returncode == 128 + signal.SIGHUP else signal.SIGTERM
+    assert_stopped(tmp_path, proc, stderr, first, below, removed=lambda mb: mb >= 2)

@@ -83,6 +83,29 @@ def wait_for(predicate, what, bound=300.0):
         time.sleep(0.05)
 
 
+def signal_group(proc, at, what, *sigs, bound=300.0):
+    """Once ``at()`` is true (``what`` names that moment), send ``sigs`` to
+    the process group of ``proc`` (started in a session of its own) and wait
+    for it to end.  Returns its stderr and the processes that were below it.
+    A run not ended after ``bound`` seconds fails the test as hung (the bound
+    only keeps it from hanging the suite: generous); it is killed in any case."""
+    try:
+        wait_for(lambda: at() or proc.poll() is not None, what)
+        assert proc.poll() is None, proc.stderr.read()
+        below = descendants(proc.pid)
+        for sig in sigs:
+            os.killpg(proc.pid, sig)
+        try:
+            _, stderr = proc.communicate(timeout=bound)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the run hung after %s" % "+".join(signal.Signals(s).name for s in sigs))
+        return stderr, below
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def stalled(tmp_path):
     return [f for f in os.listdir(tmp_path) if f.startswith("stalled.")]
 
