@@ -11,8 +11,9 @@
   of an input path as Hadoop's FileInputFormat lists them (names beginning
   with ``_`` or ``.`` skipped: ``_SUCCESS``, ``_logs/``, ``.part-00000.crc``),
   the one listing every runner, check and size of the job goes by.
-* :func:`local_files`, :func:`local_size`, :func:`tree_bytes` -- the files a
-  local path, directory or glob names, and their bytes.
+* :func:`local_files`, :func:`local_input_files`, :func:`local_lines`,
+  :func:`tree_bytes` -- the files a local path, directory or glob names, their
+  lines, a directory's bytes.
 """
 import fnmatch
 import glob
@@ -27,7 +28,7 @@ from mrjobs.runtime.compressed import read_every_member
 __all__ = ["is_local", "local_path", "relation", "refuse_overlap", "OverlapError", "InputPathError",
            "STDIN", "stdin_fd", "refuse_device", "is_stream", "input_kind", "is_hidden",
            "listed_files", "refuse_unread", "RECURSIVE_KEYS", "HadoopInputs", "tree_bytes",
-           "split_path", "local_files", "local_lines", "local_size", "first_line", "refuse_query_overlap",
+           "split_path", "local_files", "local_input_files", "local_lines", "refuse_query_overlap",
            "is_query_path", "query_names", "queries_for_tasks"]
 
 _GLOB = re.compile(r"[*?\[]")
@@ -363,14 +364,22 @@ def refuse_query_overlap(inputs, queries, by_name=False):
                                % same[0])
 
 
+def local_input_files(paths):
+    """The local files the input ``paths`` (files, directories, globs) name,
+    sorted; None where one is not a local path, is stdin or is no regular
+    file (a pipe)."""
+    if any(p == "-" or "://" in p for p in paths):
+        return None
+    files = sorted(set().union(*map(local_files, paths)))
+    return files if regular_files(files) else None
+
+
 def local_lines(paths, stop_above):
     """Lines of local input paths, counted until more than ``stop_above``
     (then ``stop_above + 1``); None if any path is not local (or stdin).
     Compressed files count as unknown."""
-    if any(p == "-" or "://" in p for p in paths):
-        return None
-    files = sorted(set().union(*map(local_files, paths)))
-    if not regular_files(files):
+    files = local_input_files(paths)
+    if files is None:
         return None
     lines = 0
     for f in files:
@@ -385,30 +394,6 @@ def local_lines(paths, stop_above):
                     return stop_above + 1
             lines += last != b"\n"
     return lines
-
-
-def first_line(paths, limit=1 << 16):
-    """The first line (at most ``limit`` bytes) of the first of the local
-    input files, in name order; None where that is not known (a path not
-    local, stdin, no regular file, a compressed file)."""
-    if any(p == "-" or "://" in p for p in paths):
-        return None
-    files = sorted(set().union(*map(local_files, paths)))
-    if not files or not regular_files(files) or files[0].endswith((".gz", ".bz2")):
-        return None
-    with open(files[0], "rb") as fh:
-        return fh.read(limit).split(b"\n", 1)[0]
-
-
-def local_size(paths):
-    """Total bytes of local input paths (files, directories, globs), or None
-    if any is not a local path, is stdin or is no regular file (a pipe)."""
-    if any(p == "-" or "://" in p for p in paths):
-        return None
-    files = set().union(*map(local_files, paths))
-    if not regular_files(files):
-        return None
-    return sum(os.path.getsize(f) for f in files)
 
 
 def tree_bytes(path):

@@ -457,23 +457,14 @@ def _gzip_isize_near(path, estimate):
     return isize + m * 2 ** 32
 
 
-def _local_files(paths):
-    """The local files ``paths`` name (sorted), or None where one is not a
-    local path, is stdin or is no regular file (a pipe)."""
-    from mrjobs.runtime.paths import local_files, regular_files
-    if any(p == "-" or "://" in p for p in paths):
-        return None
-    files = sorted(set().union(*map(local_files, paths)))
-    return files if regular_files(files) else None
-
-
 def input_data_bytes(paths):
     """Bytes of data of the local input ``paths`` (files, directories,
     globs): :func:`data_bytes` summed; None where one is not a local path,
     is stdin or is no regular file.  What the job's default block count and
     the temp-disk check are sized from (mrjob's runners read a compressed
     file decompressed, and copy it so into the first step's splits)."""
-    files = _local_files(paths)
+    from mrjobs.runtime.paths import local_input_files
+    files = local_input_files(paths)
     if files is None:
         return None
     return sum(data_bytes(f) for f in files)
@@ -484,7 +475,8 @@ def data_first_line(paths, limit=1 << 16):
     the local input files in name order (decompressed as the job reads it);
     None where that is not known (a path not local, stdin, no regular file,
     a file that cannot be read or decompressed)."""
-    files = _local_files(paths)
+    from mrjobs.runtime.paths import local_input_files
+    files = local_input_files(paths)
     if not files:
         return None
     head = b""

@@ -21,7 +21,8 @@ import uuid
 import pytest
 
 from mrjobs.plan.sample import input_files as plan_files
-from mrjobs.runtime.paths import first_line, is_hidden, listed_files, local_lines, local_size
+from mrjobs.runtime.paths import is_hidden, listed_files, local_lines
+from mrjobs.strategies.sizing import data_first_line, input_data_bytes
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
 
@@ -76,9 +77,10 @@ def test_every_listing_skips_the_hidden_files(dirs):
     # the clean directory's one file
     clean, dirty = map(str, dirs)
     assert [os.path.basename(f) for f in listed_files(dirty)] == ["part-00000"]
-    assert local_size([dirty]) == local_size([clean]) == os.path.getsize(clean + "/part-00000")
+    assert input_data_bytes([dirty]) == input_data_bytes([clean]) == os.path.getsize(
+        clean + "/part-00000")
     assert local_lines([dirty], 10**6) == local_lines([clean], 10**6) == 40
-    assert first_line([dirty]) == first_line([clean])
+    assert data_first_line([dirty]) == data_first_line([clean])
     assert [os.path.basename(f) for f in plan_files(dirty)] == ["part-00000"]
     # a glob's hidden matches too (Hadoop filters them after the glob)
     assert [os.path.basename(f) for f in listed_files(dirty + "/*")] == ["part-00000"]

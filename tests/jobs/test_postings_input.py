@@ -15,9 +15,8 @@ from mrjobs.counters import (DUPLICATE_FEATURE, DUPLICATE_VECTOR_LINES, EMPTY_PO
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.parsing import BAD_LINE, BAD_ORDER, POSTINGS, InputError
-from mrjobs.runtime.paths import first_line
 from mrjobs.strategies.sizing import (COMPACT_BYTES_PER_ENTRY, INPUT_BYTES_PER_ENTRY,
-                                      bytes_per_entry)
+                                      bytes_per_entry, data_first_line)
 from mrjobs.testing import run_job, write_lines
 from tests.jobs_helpers import corpus
 
@@ -155,10 +154,10 @@ def test_compact_input_is_sized_at_its_own_bytes_per_entry(tmp_path):
     text = tmp_path / "vectors"
     write_lines(str(text), LINES)
     assert bytes_per_entry(POSTINGS) == bytes_per_entry("compact") == COMPACT_BYTES_PER_ENTRY
-    assert bytes_per_entry("auto", first_line([str(index)])) == COMPACT_BYTES_PER_ENTRY
-    assert bytes_per_entry("auto", first_line([str(text)])) == INPUT_BYTES_PER_ENTRY
-    assert bytes_per_entry("json", first_line([str(index)])) == INPUT_BYTES_PER_ENTRY
-    assert first_line(["-"]) is None and first_line([str(tmp_path / "none*")]) is None
+    assert bytes_per_entry("auto", data_first_line([str(index)])) == COMPACT_BYTES_PER_ENTRY
+    assert bytes_per_entry("auto", data_first_line([str(text)])) == INPUT_BYTES_PER_ENTRY
+    assert bytes_per_entry("json", data_first_line([str(index)])) == INPUT_BYTES_PER_ENTRY
+    assert data_first_line(["-"]) is None and data_first_line([str(tmp_path / "none*")]) is None
 
 
 def test_compact_input_gets_about_twice_the_entries_of_text_of_its_size(tmp_path):
