@@ -14,7 +14,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install hadoop engines cluster test test-fast test-purepython test-versions test-asan run bench docs lint clean vectors FORCE
+.PHONY: install hadoop engines cluster test test-all test-unit test-fast test-purepython test-versions test-asan run bench docs lint clean vectors FORCE
 
 # .venv belongs to the Python it was built with: when PYTHON is another one
 # (make test PYTHON=python3.12), .venv is rebuilt rather than silently reused.
@@ -102,20 +102,36 @@ engines: install
 cluster: engines
 	$(PY) -m tests.engines.cluster
 
+# Which tests run (markers in setup.cfg, their rules in tests/conftest.py):
+# `make test` the unit tests and the `smoke` ones of the slow tests (one real
+# run for each runner, engine and input path: Hadoop local mode, an HDFS +
+# YARN cluster, Spark); `make test-all` every test (about three times as long);
+# `make test-unit` the unit tests alone (-m "not slow", under a minute).
+SELECTED := not slow or smoke
+MARKS ?= $(SELECTED)
+
 test: install engines
-	@echo "make: the test suite, with Hadoop, an HDFS + YARN cluster and Spark (the longest stage)"
-	@$(PY) -m pytest $(PYTEST_ARGS)
-	@$(MAKE) --no-print-directory test-purepython
-	@$(MAKE) --no-print-directory test-versions
+	@echo "make: the unit tests and the smoke tests, with Hadoop, an HDFS + YARN cluster and Spark (the longest stage)"
+	@$(PY) -m pytest -m "$(MARKS)" $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory test-purepython MARKS="$(MARKS)"
+	@$(MAKE) --no-print-directory test-versions MARKS="$(MARKS)"
+
+# every test: make test with the slow ones all in
+test-all: MARKS := slow or not slow
+test-all: test
+
+test-unit: install
+	@echo "make: the unit tests"
+	@$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
 # the suite without the real engines (no Java, no jars needed)
 test-fast: install
 	@echo "make: the test suite without the real engines"
-	@$(PY) -m pytest -m "not engines" $(PYTEST_ARGS)
+	@$(PY) -m pytest -m "not engines and ($(MARKS))" $(PYTEST_ARGS)
 
 test-purepython: install
 	@echo "make: the codec and job tests on the Python twins of the C extensions"
-	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "twin and not engines" -k "not local" $(PYTEST_ARGS)
+	@MRCODECS_PUREPYTHON=1 $(PY) -m pytest -m "twin and not engines and ($(MARKS))" -k "not local" $(PYTEST_ARGS)
 
 # The tests of both C extensions (the pair kernels, the JSON output, the
 # codecs, and the dot-products job on the inline runner, whose tasks run in
@@ -163,7 +179,7 @@ test-python-%: FORCE
 	else \
 	  $(MAKE) --no-print-directory .venv-$*/.installed PYTHON_$*=$(PYTHON_$*) && \
 	  echo "make: Python $* tests in .venv-$*" && \
-	  .venv-$*/bin/python -m pytest -p no:cacheprovider -m versions \
+	  .venv-$*/bin/python -m pytest -p no:cacheprovider -m "versions and ($(MARKS))" \
 	    --ignore=tests/bench --ignore=tests/engines $(PYTEST_ARGS); \
 	fi
 

@@ -2,28 +2,24 @@
 
 The extension module ``_mrjobs_speedups`` (``mrjobs/csrc/``, built by
 ``pip install`` when a compiler is there) holds the block pair's product and
-top-k selection (used by :mod:`mrjobs.pairs.kernel`) and the JSON output's
-neighbours (used by :mod:`mrjobs.jobprotocols`); without it, their numpy and Python
-twins give the same results.  ``MRCODECS_PUREPYTHON``, which makes mrcodecs
-use its pure-Python twin, turns these off too: one switch for all of
-mrsparse's C code.
+top-k selection (used by :mod:`mrjobs.pairs.kernel`), the rows step's merge
+(:mod:`mrjobs.scoring`), the JSON input's fast path (:mod:`mrjobs.parsing`)
+and the JSON output's neighbours (:mod:`mrjobs.jobprotocols`); without it,
+their numpy and Python twins give the same results.  It is loaded as
+mrcodecs loads its own (:func:`mrcodecs._impl.load_extension`):
+``MRCODECS_PUREPYTHON``, which makes mrcodecs use its pure-Python twin,
+turns these off too -- one switch for all of mrsparse's C code -- and an
+extension built from older sources, without one of :data:`FUNCTIONS`, is
+not used.
 """
-import os
+from mrcodecs._impl import load_extension
 
-from mrcodecs._impl import purepython_forced
+__all__ = ["C", "FUNCTIONS", "NAME", "REASON"]
 
-__all__ = ["C", "NAME", "REASON"]
-
-
-def _load():
-    if purepython_forced():
-        return None, "numpy", "MRCODECS_PUREPYTHON is set"
-    try:
-        import _mrjobs_speedups as c
-    except ImportError as e:  # no compiler at install time, or shipped in a zip
-        return None, "numpy", "the C extension is not importable (%s)" % e
-    return c, "c", "the C extension %s" % os.path.basename(c.__file__)
-
+#: what the jobs call of the extension
+FUNCTIONS = ("pair_topk", "dots", "kept_offer", "kept_take", "top_k_rows", "merge_top_k",
+             "neighbours_json", "parse_json_line", "parse_json_sorted")
 
 #: the C kernels, or None; NAME is "c" or "numpy", REASON says why
-C, NAME, REASON = _load()
+C, REASON = load_extension("_mrjobs_speedups", FUNCTIONS)
+NAME = "numpy" if C is None else "c"

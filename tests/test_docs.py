@@ -87,6 +87,7 @@ def test_the_guide_shows_runnable_commands_of_each_task():
 
 @pytest.mark.parametrize("path", [p for p in GUIDE if runnable_commands(p)],
                          ids=lambda p: os.path.basename(p))
+@pytest.mark.slow
 def test_the_commands_of_the_guide_run_as_written(path, tmp_path):
     commands = runnable_commands(path)
     # what they write goes to /tmp, not into the checkout (here: into tmp_path)
@@ -154,6 +155,7 @@ def test_the_docs_hold_doctests():
         assert result.attempted > 0 and result.failed == 0, (page, result)
 
 
+@pytest.mark.slow
 def test_the_site_builds_without_a_warning(tmp_path):
     """``mkdocs build --strict`` (as ``make docs`` runs it): a broken link, a
     missing anchor or a page outside the navigation fails."""

@@ -29,6 +29,7 @@ def test_a_failed_build_of_the_extension_warns_and_the_install_goes_on(tmp_path)
     assert not glob.glob(str(tmp_path / "lib" / "_mrcodecs_speedups*"))
 
 
+@pytest.mark.slow
 def test_a_built_extension_that_does_not_import_is_removed_and_reported(tmp_path):
     # a module that compiles and links but whose symbol is missing at import
     out = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(tmp_path / "lib"),
@@ -555,6 +556,8 @@ def test_the_launcher_imports_neither_the_planner_nor_the_jobs():
     assert upward == []
 
 
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_only_the_runners_choice_imports_the_local_runner():
     # importing mrjobs.runtime.localrunner patches mrjob (mrjob.bin with a
     # stand-in for pyspark): what others read of it is in localsettings
@@ -589,3 +592,52 @@ def test_bench_imports_no_test_module_and_no_private_name():
             if not n <= BENCH_TEST_IMPORTS_TO_MOVE.get(m, set())} == {}
     assert {m for m in BENCH_TEST_IMPORTS_TO_MOVE if m not in from_tests} == set(), \
         "moved: take it off BENCH_TEST_IMPORTS_TO_MOVE"
+
+
+def readme_layers():
+    """The layers of README's "How it is built", top first: a list of
+    ``(layer name, [module or package names])``."""
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    section = text.split("## How it is built\n", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for item in re.split(r"\n(?=\d+\. )", section):
+        head = re.match(r"\d+\. \*\*(.+?)\*\*", item)
+        if head:
+            layers.append((head.group(1), re.findall(r"`((?:mrjobs|mrcodecs)[\w.]*)`", item)))
+    return layers
+
+
+def layer_of(module, layers):
+    """Index of the layer that holds ``module`` (its longest listed prefix)."""
+    best = max(((len(name), i) for i, (_, names) in enumerate(layers) for name in names
+                if module == name or module.startswith(name + ".")), default=None)
+    return None if best is None else best[1]
+
+
+def test_every_import_goes_down_the_layers_of_the_readme():
+    layers = readme_layers()
+    assert [name for name, _ in layers] == ["Tools", "Commands", "Steps", "Launcher", "Records",
+                                            "Kernels", "Wire"]
+    graph = {m: edges for m, edges in import_graph().items() if not m.startswith("bench")}
+    unplaced = sorted(m for m in graph if layer_of(m, layers) is None)
+    upward = ["%s (%s) -> %s (%s), line %d" % (
+        m, layers[layer_of(m, layers)][0], t, layers[layer_of(t, layers)][0], line)
+        for m, edges in sorted(graph.items()) for t, line in sorted(edges.items())
+        if t in graph and layer_of(t, layers) < layer_of(m, layers)]
+    assert unplaced == [] and upward == []
+
+
+def test_the_layer_check_sees_an_import_that_goes_up():
+    layers = [("Top", ["a.top"]), ("Bottom", ["a"])]
+    assert (layer_of("a.top.x", layers), layer_of("a.b", layers), layer_of("b", layers)) == (
+        0, 1, None)
+
+
+def test_the_tests_mirror_the_packages():
+    # a folder for each subpackage of mrjobs, jobs/ for its top-level modules,
+    # codecs/ and bench/ for the other packages; engines/ and hostile/ cut across
+    subpackages = {d for d in os.listdir(os.path.join(ROOT, "mrjobs"))
+                   if os.path.exists(os.path.join(ROOT, "mrjobs", d, "__init__.py"))}
+    folders = {d for d in os.listdir(os.path.join(ROOT, "tests"))
+               if os.path.exists(os.path.join(ROOT, "tests", d, "__init__.py"))}
+    assert folders == subpackages | {"jobs", "codecs", "bench", "engines", "hostile"}

@@ -2,6 +2,8 @@
 import doctest
 import os
 
+import pytest
+
 README = os.path.join(os.path.dirname(__file__), "..", "README.md")
 
 
@@ -11,6 +13,8 @@ def test_readme_examples():
     assert failures == 0
 
 
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_first_five_minutes_commands_run_as_written(tmp_path):
     """The quick start's shell lines, typed as written (with the venv's python as
     ``python`` on PATH, as ``. .venv/bin/activate`` makes it)."""

@@ -20,11 +20,12 @@ True
 >>> _impl.escape(b"a\\tb")
 b'a\\x0b0b'
 """
+import importlib
 import os
 
 from . import _pyimpl
 
-__all__ = ["FUNCTIONS", "NAME", "REASON", "SPEEDUPS", "twin"] + [
+__all__ = ["FUNCTIONS", "NAME", "REASON", "SPEEDUPS", "load_extension", "twin"] + [
     "escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line", "decode_vector"]
 
 #: the functions each twin defines
@@ -37,18 +38,27 @@ def purepython_forced(environ=os.environ):
     return environ.get("MRCODECS_PUREPYTHON", "") not in ("", "0")
 
 
-def _choose():
+def load_extension(name, functions):
+    """``(module, reason)``: the C extension module ``name`` when it is wanted
+    (``MRCODECS_PUREPYTHON`` unset), importable and defines every name in
+    ``functions``, else ``(None, why not)``.  The one way mrsparse loads its C
+    code: this module for mrcodecs' twins, :mod:`mrjobs._c` for the jobs' kernels."""
     if purepython_forced():
-        return _pyimpl, "python", "MRCODECS_PUREPYTHON is set"
+        return None, "MRCODECS_PUREPYTHON is set"
     try:
-        import _mrcodecs_speedups as c
+        c = importlib.import_module(name)
     except ImportError as e:  # no compiler at install time, or shipped in a zip
-        return _pyimpl, "python", "the C extension is not importable (%s)" % e
-    missing = [f for f in FUNCTIONS if not hasattr(c, f)]
-    if missing:  # an extension left over from an older _speedups.c
-        return _pyimpl, "python", ("the C extension %s lacks %s; reinstall to rebuild it"
-                                   % (c.__file__, ", ".join(missing)))
-    return c, "c", "the C extension %s" % os.path.basename(c.__file__)
+        return None, "the C extension is not importable (%s)" % e
+    missing = [f for f in functions if not hasattr(c, f)]
+    if missing:  # an extension left over from older sources
+        return None, ("the C extension %s lacks %s; reinstall to rebuild it"
+                      % (c.__file__, ", ".join(missing)))
+    return c, "the C extension %s" % os.path.basename(c.__file__)
+
+
+def _choose():
+    c, reason = load_extension("_mrcodecs_speedups", FUNCTIONS)
+    return (c, "c", reason) if c is not None else (_pyimpl, "python", reason)
 
 
 #: the module in use; NAME is "c" or "python"; REASON says why, for reports

@@ -171,6 +171,7 @@ def test_e2e_series_holds_the_job_and_both_peers(chart_inputs):
                  "rs_e2e": [(20000, 7.0), (50000, 28.0)]}
 
 
+@pytest.mark.slow
 def test_chart_draws_with_both_peers_end_to_end(chart_inputs, tmp_path):
     rows, stats = chart_inputs
     path = jobs_chart.draw_chart(rows, stats, tmp_path, "test chart", "local", "dense")

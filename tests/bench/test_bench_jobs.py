@@ -74,6 +74,7 @@ def _strategies(name):
     return ("blocks",) if _spec(name).source == "text" else jobs.STRATEGIES
 
 
+@pytest.mark.slow
 def test_quick_run_writes_json_chart_and_profiles(quick_run):
     out, result, _ = quick_run.get()
     assert result["benchmark"] == "jobs"
@@ -107,6 +108,7 @@ def test_quick_run_writes_json_chart_and_profiles(quick_run):
             assert not any(f.startswith("blocks:") for f in found)
 
 
+@pytest.mark.slow
 def test_quick_run_has_one_complete_row_per_planned_run(quick_run):
     _, result, _ = quick_run.get()
     rows = _rows(result)
@@ -125,6 +127,7 @@ def test_quick_run_has_one_complete_row_per_planned_run(quick_run):
         assert ("--max-df" in r["command"]) == cut
 
 
+@pytest.mark.slow
 def test_shuffle_bytes_are_positive_per_step_and_add_up(quick_run):
     _, result, _ = quick_run.get()
     for r in result["results"]:
@@ -137,6 +140,7 @@ def test_shuffle_bytes_are_positive_per_step_and_add_up(quick_run):
             r["shuffle_bytes"] / st["stripes_estimate_bytes"])
 
 
+@pytest.mark.slow
 def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
     _, result, _ = quick_run.get()
     rows = _rows(result)
@@ -174,6 +178,7 @@ def test_both_strategies_and_the_floor_find_the_same_neighbours(quick_run):
     assert ".compact " in compact["command"] and compact["input_bytes"] < inline["input_bytes"]
 
 
+@pytest.mark.slow
 def test_temporary_disk_is_sampled_per_run(quick_run):
     _, result, _ = quick_run.get()
     for r in result["results"]:
@@ -194,6 +199,7 @@ def _count_tables(r):
             and r["steps"] == _steps(r))
 
 
+@pytest.mark.slow
 def test_job_counters_match_the_corpus_computed_with_scipy(quick_run):
     _, result, _ = quick_run.get()
     for r in result["results"]:
@@ -223,6 +229,7 @@ def test_job_counters_match_the_corpus_computed_with_scipy(quick_run):
         assert c["same_neighbours_as_blocks"] in (True, None)
 
 
+@pytest.mark.slow
 def test_corpora_stats_and_the_floor(quick_run):
     _, result, _ = quick_run.get()
     assert list(result["corpora"]) == [c.name for c in jobs.QUICK_CORPORA]
@@ -249,6 +256,7 @@ def test_corpora_stats_and_the_floor(quick_run):
             assert st["kept_nnz"] < st["nnz"] and st["features_dropped"] > 0
 
 
+@pytest.mark.slow
 def test_peers_scripts_find_the_jobs_neighbours_on_every_corpus(quick_run):
     missing = [p for p in peers.PEERS if not peers.installed(p)]
     if missing:
@@ -277,6 +285,7 @@ def test_peers_scripts_find_the_jobs_neighbours_on_every_corpus(quick_run):
     assert "End to end: the job (blocks, top-10) against each peer's script" in stdout
 
 
+@pytest.mark.slow
 def test_task_memory_is_sampled_per_task(quick_run):
     _, result, _ = quick_run.get()
     for r in result["results"]:
@@ -298,6 +307,7 @@ def test_task_memory_is_sampled_per_task(quick_run):
             r["runner"] == "inline")
 
 
+@pytest.mark.slow
 def test_quick_run_reports_each_target(quick_run):
     _, result, stdout = quick_run.get()
     w = jobs.WORKLOADS["quick"]

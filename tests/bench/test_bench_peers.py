@@ -55,6 +55,8 @@ def corpora(tmp_path_factory):
 
 @pytest.mark.parametrize("corpus", sorted(CORPORA))
 @pytest.mark.parametrize("peer", sorted(peer_scripts.PRODUCTS))
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_peer_script_finds_the_jobs_neighbours(corpora, tmp_path, peer, corpus):
     _needs(peer)
     path, job_out, max_df = corpora[corpus]
@@ -75,6 +77,7 @@ def test_peer_script_finds_the_jobs_neighbours(corpora, tmp_path, peer, corpus):
         assert json.loads(key) not in row
 
 
+@pytest.mark.slow
 def test_run_peer_measures_a_child_and_digests_its_output(corpora, tmp_path):
     peer = "sp_matmul_rs" if peer_runs.installed("sp_matmul_rs") else "sparse_dot_topn"
     _needs(peer)

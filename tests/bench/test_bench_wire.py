@@ -47,6 +47,7 @@ def _vector(rng, n, dtype=np.float64):
 
 # -- the quick run --------------------------------------------------------------
 
+@pytest.mark.slow
 def test_quick_run_writes_json_with_machine_settings_formats(quick_run):
     out, result, _ = quick_run.get()
     assert result["benchmark"] == "wire"
@@ -63,6 +64,7 @@ def test_quick_run_writes_json_with_machine_settings_formats(quick_run):
     assert (out / "wire.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_quick_run_has_one_complete_row_per_format_and_size(quick_run):
     _, result, _ = quick_run.get()
     settings = result["settings"]
@@ -81,6 +83,7 @@ def test_quick_run_has_one_complete_row_per_format_and_size(quick_run):
         assert r["target_bytes_per_record"] == 24 + 24.5 * r["n"]
 
 
+@pytest.mark.slow
 def test_quick_run_reports_each_target(quick_run):
     _, result, stdout = quick_run.get()
     assert [c["id"] for c in result["checks"]] == ["a", "b", "c", "d"]
@@ -89,6 +92,7 @@ def test_quick_run_reports_each_target(quick_run):
         assert re.search(r"^%s\s+%s\s" % (c["id"], common.pass_fail(c["pass"])), stdout, re.M)
 
 
+@pytest.mark.slow
 def test_mrsparse_bytes_per_record_are_the_encoded_lines_plus_newline(quick_run):
     _, result, _ = quick_run.get()
     rows = _rows(result)
@@ -104,6 +108,7 @@ def test_mrsparse_bytes_per_record_are_the_encoded_lines_plus_newline(quick_run)
         assert rows["mrsparse-f32", n]["wire_bytes"] == sum(f32)
 
 
+@pytest.mark.slow
 def test_every_format_counts_exactly_its_encoded_bytes(quick_run):
     _, result, _ = quick_run.get()
     rows = _rows(result)
@@ -116,6 +121,7 @@ def test_every_format_counts_exactly_its_encoded_bytes(quick_run):
         assert rows[f.name, n]["wire_bytes"] == total, f.name
 
 
+@pytest.mark.slow
 def test_fixed_layouts_have_exact_sizes(quick_run):
     _, result, _ = quick_run.get()
     rows = _rows(result)

@@ -320,6 +320,7 @@ def test_pure_python_twin_when_speedups_are_missing():
 
 @pytest.mark.parametrize("value, twin", [("1", "python"), ("yes", "python"), ("0", "c"), ("", "c"),
                                          (None, "c")])
+@pytest.mark.slow
 def test_purepython_environment_variable_picks_the_twin(value, twin):
     pytest.importorskip("_mrcodecs_speedups")
     out = _twin_in_subprocess("", value)

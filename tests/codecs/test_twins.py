@@ -67,6 +67,25 @@ def test_the_seam_uses_one_twin_for_every_function():
     assert records.uuid_from_bytes is mrcodecs.uuid_from_bytes is _impl.uuid_from_bytes
 
 
+def test_one_loader_for_both_extensions(tmp_path, monkeypatch):
+    # mrcodecs' twin and mrjobs' kernels load through _impl.load_extension:
+    # an extension without one of the functions asked for is not used
+    (tmp_path / "_mrsparse_probe_ext.py").write_text("def one():\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("MRCODECS_PUREPYTHON", raising=False)
+    module, reason = _impl.load_extension("_mrsparse_probe_ext", ("one",))
+    assert module.one() == 1 and "_mrsparse_probe_ext" in reason
+    assert _impl.load_extension("_mrsparse_probe_ext", ("one", "two")) == (
+        None, "the C extension %s lacks two; reinstall to rebuild it" % module.__file__)
+    assert _impl.load_extension("_mrsparse_no_such_ext", ())[0] is None
+    monkeypatch.setenv("MRCODECS_PUREPYTHON", "1")
+    assert _impl.load_extension("_mrsparse_probe_ext", ("one",)) == (
+        None, "MRCODECS_PUREPYTHON is set")
+    from mrjobs import _c
+    if _c.C is not None:
+        assert [f for f in _c.FUNCTIONS if not callable(getattr(_c.C, f, None))] == []
+
+
 buffers = st.binary(max_size=200) | st.lists(
     st.sampled_from(list(SPECIAL) + [0x30, 0x34, 0x35, 0]), max_size=60).map(bytes)
 

@@ -160,6 +160,7 @@ def test_dot_products_cosine_top_k_max_df_uploaded_input(hadoop_cluster, streami
     assert fs["HDFS: Number of bytes read"] >= os.path.getsize(corpus), fs
 
 
+@pytest.mark.smoke
 def test_dot_products_default_options_hdfs_input_and_output(hadoop_cluster, streaming_jar,
                                                             task_python, hdfs_corpus,
                                                             corpus_files):

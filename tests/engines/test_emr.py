@@ -90,6 +90,7 @@ def _s3_text(s3, uri):
     return s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode()
 
 
+@pytest.mark.smoke
 def test_submission_matches_the_example_conf(aws, tmp_path):
     conf = yaml.safe_load(open(CONF))["runners"]["emr"]
     corpus = tmp_path / "corpus.jsonl"

@@ -22,6 +22,7 @@ def check(jar, entry):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE).returncode
 
 
+@pytest.mark.smoke
 def test_jar_check_is_reliable(streaming_jar):
     # the check as fetch-jars.sh runs it on the real jar, 100 times (~2 s)
     results = [check(streaming_jar, MAIN) for _ in range(100)]

@@ -28,6 +28,7 @@ pytest_plugins = ["tests.engines.fixtures"]
 pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("engine_env")]
 
 
+@pytest.mark.smoke
 def test_inverted_index_compact_output_with_example_conf(streaming_jar, hadoop_tmp,
                                                            corpus_files):
     # examples/conf/hadoop.mrjob.conf as a user would use it (Snappy map-output
@@ -51,6 +52,7 @@ def test_inverted_index_compact_output_with_example_conf(streaming_jar, hadoop_t
 
 
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+@pytest.mark.smoke
 def test_dot_products_cosine_top_k_max_df(streaming_jar, hadoop_tmp, corpus_files, strategy):
     corpus, _ = corpus_files
     args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF),
@@ -166,6 +168,7 @@ def test_dot_products_pruned_under_threshold(streaming_jar, hadoop_tmp):
     assert work["products computed"] < full.counters["mrsparse work"]["products computed"]
 
 
+@pytest.mark.smoke
 def test_convert_to_compact_then_run_from_it_and_convert_back(streaming_jar, hadoop_tmp,
                                                              corpus_files):
     # the converter on Hadoop: binary records whose keys hold TAB, LF, CR and

@@ -53,6 +53,7 @@ def assert_nothing_left(tmp_path, work, before_locks):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+@pytest.mark.smoke
 def test_a_signal_to_the_process_group_ends_a_hadoop_run(streaming_jar, hadoop_tmp, tmp_path,
                                                           sig):
     work, hold = hadoop_tmp / ("signal-%s" % sig.name), tmp_path / "hold"

@@ -23,6 +23,7 @@ pytest_plugins = ["tests.engines.fixtures"]
 pytestmark = [pytest.mark.engines, pytest.mark.usefixtures("engine_env")]
 
 
+@pytest.mark.smoke
 def test_inverted_index(corpus_files):
     corpus, _ = corpus_files
     run = run_cli(MRInvertedIndex, ["--no-conf"] + spark_args() + [corpus])
@@ -43,6 +44,7 @@ def test_compact_output_is_refused_on_spark():
 
 
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+@pytest.mark.smoke
 def test_dot_products_cosine_top_k_max_df(corpus_files, strategy):
     corpus, _ = corpus_files
     args = ["--measure", "cosine", "--top-k", "3", "--max-df", str(MAX_DF),

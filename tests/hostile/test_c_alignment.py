@@ -377,6 +377,7 @@ def test_the_inline_runner_runs_this_process_c_extension():
 
 
 @pytest.mark.parametrize("case", sorted(JOB_CASES), ids=lambda case: case.replace(" ", "-"))
+@pytest.mark.slow
 def test_the_job_writes_the_twins_bytes(case, tmp_path):
     from tests.jobs_helpers import run
     corpus, args = JOB_CASES[case]

@@ -51,6 +51,8 @@ def inputs(tmp_path_factory):
             "size": len(data)}
 
 
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_sizes_are_the_uncompressed_bytes(inputs):
     """gzip: the trailer's ISIZE (exact for one member); bz2: the head's
     ratio (within 15% on this corpus)."""
@@ -83,6 +85,7 @@ def _run(path):
     return int(blocks.group(1)), job.stdout
 
 
+@pytest.mark.slow
 def test_the_job_chooses_the_same_blocks_and_writes_the_same_bytes(inputs):
     """The job's own block choice (its log line) for gzip and bz2 input is
     the plain input's (one block, no rows step), and the output bytes are
@@ -97,6 +100,7 @@ def _plan(*paths):
     return P.plan(plan_cli.parse_options([*paths, *ARGS, "--calibration", os.devnull]))
 
 
+@pytest.mark.slow
 def test_the_planner_reads_compressed_input(inputs):
     """gzip: the same sample, vectors and blocks as the plain input; bz2: its
     estimated size scales them (within 15%), the same blocks."""
@@ -110,6 +114,7 @@ def test_the_planner_reads_compressed_input(inputs):
     assert bz["fams"][0].s.n == plain["fams"][0].s.n
 
 
+@pytest.mark.slow
 def test_the_planner_reads_a_directory_of_both(inputs, tmp_path):
     """A directory holding a gzip file and a plain one: both read, the input
     twice the corpus."""
@@ -191,6 +196,7 @@ def plain_output(small):
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("ext", ["gz", "bz2"])
 @pytest.mark.parametrize("layout", range(len(LAYOUTS)), ids=list(LAYOUTS))
+@pytest.mark.slow
 def test_every_member_is_read(small, plain_output, runner, ext, layout):
     """The plain file's output bytes, and every line counted read."""
     job = _cli(small[layout, ext], runner)
@@ -218,6 +224,7 @@ def _broken(small, tmp_path, how):
     ("truncated bz2", "truncated bz2 data: the file ends inside stream 2, after "),
     ("zero padding", "corrupt gzip data in member 3 (incorrect header check), after "),
 ])
+@pytest.mark.slow
 def test_a_broken_file_stops_the_run_in_one_line_naming_it(small, tmp_path, runner, how, said):
     """Not read as far as it goes: exit 1, no output, one line naming the file
     (the bytes of data read before it differ by layout: only their start is
@@ -248,6 +255,7 @@ def _bgzip_like(data, block=1 << 16):
     return b"".join(gzip.compress(data[i:i + block], 6) for i in range(0, len(data), block))
 
 
+@pytest.mark.slow
 def test_a_large_file_of_members_is_sized_by_all_of_them(inputs, tmp_path):
     """Past the head: a gzip trailer's ISIZE is its last member's size only,
     not taken for the file's; two concatenated gz (each past the head), one

@@ -87,6 +87,7 @@ def test_every_listing_skips_the_hidden_files(dirs):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_a_directory_with_hidden_files_reads_as_the_clean_one(dirs, runner):
     clean, dirty = map(str, dirs)
     status, want, err = run(["-r", runner, clean])
@@ -99,6 +100,7 @@ def test_a_directory_with_hidden_files_reads_as_the_clean_one(dirs, runner):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_queries_in_a_directory_with_hidden_files(dirs, tmp_path, runner):
     clean, dirty = map(str, dirs)
     lines = corpus(n=40, seed=5, edge_cases=False)[:3]
@@ -114,6 +116,7 @@ def test_queries_in_a_directory_with_hidden_files(dirs, tmp_path, runner):
     assert (status, got, err) == (0, want, "")
 
 
+@pytest.mark.slow
 def test_a_compact_directory_with_hidden_files(dirs, tmp_path):
     clean, _ = map(str, dirs)
     out = tmp_path / "c.compact"
@@ -130,6 +133,7 @@ def test_a_compact_directory_with_hidden_files(dirs, tmp_path):
 
 
 @pytest.mark.parametrize("name", [".part-00000.crc", "_logs", ".hidden", "_temporary.jsonl"])
+@pytest.mark.slow
 def test_a_hidden_path_named_on_its_own_is_refused(dirs, name):
     # Hadoop: "Input path does not exist" for it; here, before the work, why
     _, dirty = dirs
@@ -142,6 +146,7 @@ def test_a_hidden_path_named_on_its_own_is_refused(dirs, name):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_a_subdirectory_is_refused_unless_recursive(dirs, tmp_path, runner):
     # Hadoop's default: "Not a file: <subdir>"; with ...input.dir.recursive it
     # reads the tree (hidden names skipped at every depth), as a glob does

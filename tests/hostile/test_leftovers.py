@@ -54,6 +54,8 @@ def locks(label):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_a_user_job_leaves_nothing(fresh_tmp, runner):
     label = "mrsparse-leftovers-%s" % uuid.uuid4().hex
     result = run_job(MRWordCount, ["a b", "b"], args=["--label", label], runner=runner)
@@ -62,6 +64,8 @@ def test_a_user_job_leaves_nothing(fresh_tmp, runner):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_a_failed_user_job_leaves_nothing(fresh_tmp, runner):
     label = "mrsparse-leftovers-%s" % uuid.uuid4().hex
     with pytest.raises(Exception):
@@ -69,6 +73,7 @@ def test_a_failed_user_job_leaves_nothing(fresh_tmp, runner):
     assert os.listdir(fresh_tmp) == [] and locks(label) == []
 
 
+@pytest.mark.slow
 def test_mrsparse_jobs_leave_nothing_when_the_process_ends(fresh_tmp):
     # the jobs' own local runs, one failed (--strict on a bad line), one not,
     # in a process of their own: the zip of mrsparse shipped to the tasks

@@ -25,6 +25,7 @@ def strict_error(tmp_path, runner, verbose):
 
 @pytest.mark.parametrize("verbose", [False, True])
 @pytest.mark.parametrize("where", [1, 2, 5])
+@pytest.mark.slow
 def test_a_strict_stop_is_the_same_line_on_inline_and_local(tmp_path, where, verbose):
     """mrjob's inline runner logged the step's counters, blank lines and
     "Error while reading from <a split in the temp dir>" first; the local
@@ -47,6 +48,7 @@ def test_a_strict_stop_is_the_same_line_on_inline_and_local(tmp_path, where, ver
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("value", ["-1e-3", "-0.5", "-1E+2"])
+@pytest.mark.slow
 def test_a_negative_threshold_in_any_spelling(tmp_path, runner, value):
     """argparse takes only ``-1`` and ``-.5`` as values: ``--threshold -1e-3``
     was "expected one argument"."""

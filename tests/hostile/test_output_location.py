@@ -117,6 +117,7 @@ def own_tmpfs(tmp_path):
         subprocess.run(["umount", str(path)], check=True)
 
 
+@pytest.mark.slow
 def test_a_tmpfs_of_its_own_is_refused_as_a_mount_point(tmp_path, own_tmpfs):
     mnt = own_tmpfs()
     message = refused(tmp_path, mnt)

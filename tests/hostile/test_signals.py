@@ -116,6 +116,8 @@ def assert_stopped(tmp_path, proc, stderr, sig, below, removed=None):
     ("local", "maps"), ("local", "between maps"), ("local", "sort"), ("local", "reducers"),
     ("local", "between reducers"), ("local", "copy"), ("inline", "reducers"),
     ("inline", "copy")])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_a_signal_to_the_process_group_ends_the_run(tmp_path, runner, moment, sig):
     proc, at = start(tmp_path, runner, moment)
     stderr, below = signal_group(proc, at, "the run to reach the " + moment, sig, bound=HUNG)
@@ -123,6 +125,7 @@ def test_a_signal_to_the_process_group_ends_the_run(tmp_path, runner, moment, si
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_a_second_signal_neither_cuts_the_cleanup_short_nor_its_count(tmp_path, runner):
     """TERM, then HUP during the copy (a supervisor that repeats itself): the
     first ends the run, the second changes nothing -- the staged output

@@ -41,6 +41,7 @@ def assert_nothing_left(tmp_path):
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.slow
 def test_output_to_a_closed_stdout_is_refused_before_the_work(tmp_path, runner):
     proc = run(tmp_path, ARGS + ["-r", runner], close=(1,))
     assert proc.returncode == 1
@@ -52,6 +53,7 @@ def test_output_to_a_closed_stdout_is_refused_before_the_work(tmp_path, runner):
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.slow
 def test_a_closed_stdout_is_no_matter_with_output_dir(tmp_path, runner):
     want = expected(tmp_path)
     proc = run(tmp_path, ARGS + ["-r", runner, "-o", "out", "-q"], close=(1,))
@@ -63,6 +65,7 @@ def test_a_closed_stdout_is_no_matter_with_output_dir(tmp_path, runner):
 
 @pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("closed", [(2,), (0,), (0, 2)], ids=["stderr", "stdin", "both"])
+@pytest.mark.slow
 def test_a_run_without_stderr_or_stdin_runs(tmp_path, runner, closed):
     want = expected(tmp_path)
     proc = run(tmp_path, ARGS + ["-r", runner], close=closed)
@@ -73,6 +76,8 @@ def test_a_run_without_stderr_or_stdin_runs(tmp_path, runner, closed):
 
 @pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_a_full_stdout_is_blamed_on_stdout(tmp_path, runner):
     with open("/dev/full", "wb") as full:
         proc = run(tmp_path, ARGS + ["-r", runner, "-q"], stdout=full)

@@ -48,6 +48,7 @@ def staged(corpus, tmp_path_factory):
     return os.path.getsize(out)
 
 
+@pytest.mark.slow
 def test_plan_counts_the_output_staged_for_stdout(corpus, staged):
     """To stdout, the plan's staged output is within 5% of the real run's
     and its peak holds it; to --output-dir nothing is staged and the peak is
@@ -63,6 +64,7 @@ def test_plan_counts_the_output_staged_for_stdout(corpus, staged):
     assert to_stdout["temp_disk_bytes"] - to_dir["temp_disk_bytes"] <= staged * 1.05
 
 
+@pytest.mark.slow
 def test_plan_peak_against_the_measured_run(corpus, staged):
     """The run's measured temp-dir peak (its output left in the temp dir, as
     before the copy) holds the staged output, and the plan's peak to stdout
@@ -74,6 +76,7 @@ def test_plan_peak_against_the_measured_run(corpus, staged):
         e["temp_disk_bytes"], run["temp_disk_bytes"])
 
 
+@pytest.mark.slow
 def test_the_plan_text_names_the_staged_output(corpus):
     text = subprocess.run([sys.executable, "-m", "mrjobs.plan", corpus, *ARGS, "-r", "local"],
                           capture_output=True, text=True, check=True).stdout
@@ -91,6 +94,7 @@ def _mount_ok(where):
     return None
 
 
+@pytest.mark.slow
 def test_a_small_temp_dir_is_refused_before_the_work(corpus, tmp_path, staged):
     """A real tmpfs between the steps' peak and the peak with the staged
     output: to stdout the job refuses in one line before any step runs; with

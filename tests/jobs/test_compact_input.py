@@ -179,6 +179,7 @@ IDS = ["dot-blocks", "dot-stripes", "index"]
 
 @pytest.mark.parametrize("job, args", JOBS, ids=IDS)
 @pytest.mark.parametrize("fmt", ["compact", "auto"])
+@pytest.mark.slow
 def test_jobs_give_the_same_lines_from_compact_input(job, args, fmt):
     from_json = run_job(job, LINES, args)
     from_compact = run_job(job, to_compact(LINES), args + ["--input-format", fmt])
@@ -188,6 +189,8 @@ def test_jobs_give_the_same_lines_from_compact_input(job, args, fmt):
 
 
 @pytest.mark.parametrize("job, args", JOBS, ids=IDS)
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_jobs_on_the_local_runner_from_compact_input(job, args):
     from_json = run_job(job, LINES, args)
     local = run_job(job, to_compact(LINES), args + ["--input-format", "compact"], runner="local")

@@ -90,6 +90,7 @@ def test_float32_writes_float32_records():
 
 
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+@pytest.mark.slow
 def test_the_jobs_give_the_same_lines_from_the_converted_corpus(strategy):
     compact = convert(LINES, "compact").lines
     args = ["--measure", "cosine", "--top-k", "5", "--strategy", strategy]
@@ -154,6 +155,8 @@ def test_bad_lines_are_counted_as_the_jobs_count_them(tmp_path):
         run_job(MRConvert, None, ["--to", "tsv", "--strict"], input_paths=[str(path)])
 
 
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_the_local_runner_converts_as_inline():
     compact = convert(LINES, "compact", runner="local")
     assert compact.lines == convert(LINES, "compact").lines
@@ -161,6 +164,7 @@ def test_the_local_runner_converts_as_inline():
     assert vectors(back.lines) == vectors(LINES)
 
 
+@pytest.mark.slow
 def test_the_compact_file_is_smaller_than_the_json_file(tmp_path):
     src = tmp_path / "corpus.jsonl"
     write_lines(src, corpus(n=300, fpv=30))

@@ -1,7 +1,7 @@
 """--measure correlation, the textbook Pearson correlation over all N features,
 through the dot-products job against numpy.corrcoef of the dense vectors, and
 its --num-features: required, checked against the vectors, taken by the
-planner.  (tests/jobs/test_measures.py and test_job_measures.py hold it to
+planner.  (tests/measures/test_measures.py and test_job_measures.py hold it to
 its reference among every measure; tests/pairs its pruning bound.)"""
 import json
 import subprocess
@@ -74,6 +74,8 @@ def args(n_features, *more):
 
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
 @pytest.mark.parametrize("extra", [0, 40])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_matches_numpy_corrcoef(strategy, extra):
     # N counts the features no vector has too: the same vectors correlate
     # differently with 40 more
@@ -130,6 +132,7 @@ def test_pruned_threshold_join_is_exact():
     check(pruned, want)
 
 
+@pytest.mark.slow
 def test_local_runner():
     ids, X, feats, lines = sparse_vectors(5, n=30)
     n = X.shape[1] + 5
@@ -173,6 +176,7 @@ def plan(*argv):
                           capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_the_planner_takes_correlation(tmp_path):
     ids, X, feats, lines = sparse_vectors(7, n=200, vocab=60)
     path = tmp_path / "c.jsonl"

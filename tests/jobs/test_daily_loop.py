@@ -25,6 +25,7 @@ def launch(tmp_path, module, *args):
     ("mrjobs.dot_products", "--top-kk", "--top-k"),
     ("mrjobs.dot_products", "--mesure=cosine", "--measure"),
     ("mrjobs.inverted_index", "--max-dff", "--max-df")])
+@pytest.mark.slow
 def test_a_misspelt_option_names_the_one_meant_and_the_command_run(tmp_path, module,
                                                                    misspelt, meant):
     proc = launch(tmp_path, module, "x.jsonl", misspelt, "3")

@@ -53,12 +53,15 @@ def run(args=(), lines=LINES, **kw):
 
 
 @pytest.mark.parametrize("measure", ["dot", "cosine", "jaccard", "overlap", "tanimoto"])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_matches_scipy(measure):
     result = run(["--measure", measure])
     assert_scores_close(as_dict(result), oracle(LINES, measure))
     assert result.counters["mrsparse input"]["empty vector (kept; no neighbours)"] == 2
 
 
+@pytest.mark.slow
 def test_output_is_best_first_and_exact_repr():
     result = run()
     for line in result.lines[:20]:
@@ -73,11 +76,14 @@ def test_output_is_best_first_and_exact_repr():
     assert out[uuid.UUID(int=1)] == {uuid.UUID(int=2): 0.25, uuid.UUID(int=3): 0.25}
 
 
+@pytest.mark.slow
 def test_include_self():
     assert_scores_close(as_dict(run(["--include-self", "--measure", "cosine"])),
                         oracle(LINES, "cosine", include_self=True))
 
 
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_threshold():
     result = run(["--measure", "cosine", "--threshold", "0.3"])
     assert_scores_close(as_dict(result), oracle(LINES, "cosine", threshold=0.3))
@@ -105,6 +111,7 @@ def test_top_k_ties_broken_by_id():
     assert list(row.values()) == [4.0, 4.0, 4.0]
 
 
+@pytest.mark.slow
 def test_max_df_drops_and_counts(strategy):
     result = run(["--max-df", "20"])
     assert_scores_close(as_dict(result), oracle(LINES, "dot", max_df=20))
@@ -121,17 +128,20 @@ def test_max_df_drops_and_counts(strategy):
             "mrsparse df-cut"]
 
 
+@pytest.mark.slow
 def test_wire_json_gives_identical_output():
     a = run(["--measure", "cosine", "--top-k", "5"])
     b = run(["--measure", "cosine", "--top-k", "5", "--wire", "json"])
     assert a.lines == b.lines
 
 
+@pytest.mark.slow
 def test_float32_wire():
     got = as_dict(run(["--float32", "--measure", "cosine"]))
     assert_scores_close(got, oracle(LINES, "cosine"), rtol=2e-6, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_compact_output_reads_as_vector_protocol():
     result = run(["--output-format", "compact"])
     p = VectorProtocol()
@@ -142,6 +152,7 @@ def test_compact_output_reads_as_vector_protocol():
     assert_scores_close(got, oracle(LINES))
 
 
+@pytest.mark.slow
 def test_tsv_input_same_as_json():
     tsv = corpus(fmt="tsv")
     assert run(lines=tsv).lines == run().lines
@@ -154,6 +165,7 @@ def _query_lines(n=30):
 
 
 @pytest.mark.parametrize("form", ["file", "directory", "glob"])
+@pytest.mark.slow
 def test_queries_mode(tmp_path, form):
     qlines = _query_lines()
     qdir = tmp_path / "queries"
@@ -269,6 +281,8 @@ def test_reducer_never_holds_all_stripes_of_a_popular_vector(strategy):
     ([], False),
     (["--measure", "jaccard", "--top-k", "4", "--wire", "json"], True),
 ])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_local_runner_matches_inline(args, bare, tmp_path, strategy):
     lines = LINES[:150]
     inline = run(args, lines=lines)
@@ -295,6 +309,7 @@ def test_help_mentions_every_option(capsys):
         assert opt in out
 
 
+@pytest.mark.slow
 def test_queries_on_the_local_runner(tmp_path, strategy):
     qlines = _query_lines()
     qdir = tmp_path / "q"

@@ -7,6 +7,7 @@ import sys
 import uuid
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from mrjobs.generate import generate_arrays, generate_lines, main as generate_main
@@ -62,6 +63,7 @@ def test_strongest_pairs_match_scipy():
     assert counters["mrsparse input"]["vectors read"] == 309
 
 
+@pytest.mark.slow
 def test_make_run_command_prints_the_table():
     run = subprocess.run([sys.executable, "-m", "examples.strongest_pairs", "--pairs", "3"],
                          cwd=ROOT, capture_output=True, text=True, check=True)
@@ -71,6 +73,7 @@ def test_make_run_command_prints_the_table():
     assert len([l for l in out.splitlines() if l.startswith(("   1 ", "   2 ", "   3 "))]) == 3
 
 
+@pytest.mark.slow
 def test_generator_lines_are_its_arrays():
     # the lines, read back by the standard-library reader of the tests, are
     # exactly the CSR matrix generate_arrays returns for the same arguments
@@ -88,6 +91,7 @@ def test_generator_lines_are_its_arrays():
         "\n".join(generate_lines(*args, seed=1, progress=False)).encode()).hexdigest()
 
 
+@pytest.mark.slow
 def test_strongest_pairs_offers_every_measure():
     # loglikelihood needs --num-features: the example counts the sample's features
     out = subprocess.run([sys.executable, "-m", "examples.strongest_pairs", "--pairs", "2",
@@ -97,6 +101,7 @@ def test_strongest_pairs_offers_every_measure():
     assert "2 strongest pairs by loglikelihood" in out.stdout
 
 
+@pytest.mark.slow
 def test_generator_runs_from_any_directory(tmp_path):
     # installed with mrsparse: no checkout on the path, another working dir
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -97,6 +97,7 @@ def _peak(vectors):
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_lines_are_streamed():
     # five times the vectors (five chunks instead of one), about the same peak
     # (the arrays of the whole corpus would take about five times as much)

@@ -105,6 +105,7 @@ json_values = st.recursive(
 
 @settings(derandomize=True, max_examples=300, deadline=None)
 @given(doc_id=json_values, features=json_values)
+@pytest.mark.slow
 def test_any_json_line_parses_or_raises_input_error(doc_id, features):
     line = json.dumps({"id": doc_id, "features": features}).encode()
     try:

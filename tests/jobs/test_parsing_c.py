@@ -101,6 +101,7 @@ def test_the_fast_path_takes_the_common_line():
     st.floats(allow_nan=False, allow_infinity=False),
     st.integers(min_value=-2**70, max_value=2**70))), max_size=12),
     st.booleans(), st.sampled_from([", ", ",", " , "]), st.data())
+@pytest.mark.slow
 def test_random_lines_read_alike(features, upper, sep, data):
     with pytest.MonkeyPatch.context() as mp:
         body = ", ".join('"%s": %s' % (str(k).upper() if upper else k, json.dumps(v))
@@ -139,6 +140,7 @@ def _job_vector(line, c_module, monkeypatch, float32=False):
 @given(st.lists(st.tuples(st.integers(0, 30), st.one_of(
     st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0, -0.0, 1, 2.5]),
     st.integers(min_value=-2**70, max_value=2**70))), max_size=12), st.booleans())
+@pytest.mark.slow
 def test_the_sorted_fast_path_makes_the_jobs_vector(features, float32):
     # parse_json_sorted takes a line with no repeat and no zero and sorts it:
     # the same vector (and counters) as parse_vector + sort_sum + zeros

@@ -44,6 +44,8 @@ def from_postings(lines, args, runner="inline", index_args=()):
     ["--measure", "cosine", "--top-k", "4", "--output-format", "compact"],
 ])
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_products_from_the_index_are_the_products_from_the_vectors(strategy, args):
     args = args + ["--strategy", strategy]
     from_vectors = run_job(MRSparseDotProducts, LINES, args)
@@ -62,6 +64,7 @@ def test_counters_say_what_was_read():
 
 
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+@pytest.mark.slow
 def test_queries_from_posting_lists(strategy):
     args = ["--top-k", "3", "--strategy", strategy]
     with_vectors = _with_queries(LINES, QUERIES, args, postings_too=False)
@@ -82,6 +85,7 @@ def _with_queries(lines, queries, args, postings_too):
         return run_job(MRSparseDotProducts, lines, args + ["--queries", q])
 
 
+@pytest.mark.slow
 def test_the_local_runner_gives_the_same_lines(tmp_path):
     args = ["--top-k", "5", "--measure", "cosine", "--blocks", "2"]
     from_vectors = run_job(MRSparseDotProducts, LINES, args)

@@ -40,6 +40,7 @@ def _run(runner, lines, tmp_path):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_posting_lists_job(runner, tmp_path):
     lines, expected = _sample(np.random.default_rng(5))
     assert _run(runner, lines, tmp_path) == expected

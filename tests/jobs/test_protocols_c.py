@@ -122,6 +122,7 @@ def _doubles(rng, n):
     return a[np.isfinite(a)]
 
 
+@pytest.mark.slow
 def test_scores_are_written_as_repr_writes_them():
     # the C writer's own shortest digits (Ryu) against CPython's repr (dtoa)
     a = _doubles(np.random.default_rng(2026), 200_000)

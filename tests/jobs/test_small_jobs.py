@@ -5,6 +5,8 @@ import json
 import os
 import sys
 
+import pytest
+
 from mrjobs.runtime import localrunner, localsettings
 from mrjobs.runtime.epilogue import write_output
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES,
@@ -99,6 +101,7 @@ def _run_local(tmp_path, name, args):
     return output, tasks
 
 
+@pytest.mark.slow
 def test_a_small_input_runs_one_task_a_step(tmp_path):
     path = _small(tmp_path)
     output, tasks = _run_local(tmp_path, "small", ["--num-cores", "2", path])
@@ -107,6 +110,7 @@ def test_a_small_input_runs_one_task_a_step(tmp_path):
     assert output.splitlines() == inline.lines
 
 
+@pytest.mark.slow
 def test_tasks_follow_the_input_size_and_the_jobconf(tmp_path, monkeypatch):
     path = _small(tmp_path)  # 50 vectors, ~25 KB
     one, _ = _run_local(tmp_path, "one", ["--num-cores", "2", "--blocks", "2", path])
@@ -126,6 +130,7 @@ def test_tasks_follow_the_input_size_and_the_jobconf(tmp_path, monkeypatch):
     assert given == one
 
 
+@pytest.mark.slow
 def test_the_local_runner_removes_each_temp_file_once_read(tmp_path, monkeypatch):
     """With mrjob's default cleanup, when the run ends (before the temp dir
     goes) only the task logs and the job's output are left: every task's
@@ -205,6 +210,7 @@ def test_map_splits_are_mrjobs(tmp_path):
         assert got == (want if lines else [0, 0]), (lines, split_size)
 
 
+@pytest.mark.slow
 def test_stripes_keeps_mrjobs_splits(tmp_path):
     path = _small(tmp_path)
     _, tasks = _run_local(tmp_path, "stripes", ["--num-cores", "1", "--strategy", "stripes",

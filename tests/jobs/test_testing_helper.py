@@ -61,6 +61,7 @@ def test_job_errors_propagate():
         run_job(MRBroken, ["x"])
 
 
+@pytest.mark.slow
 def test_local_runner_runs_a_job_class_of_a_test_module():
     # this module has no `if __name__ == "__main__": MRWordCount.run()`: the
     # local runner's tasks still run the job, not an empty script

@@ -150,6 +150,7 @@ def assert_refused(status, err, *words):
 # -- pipes are read -------------------------------------------------------------
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_a_dev_fd_pipe_is_read_as_its_lines_in_a_file(tmp_path, reference, runner):
     """``<(zcat x.gz)``: failed with "No such file or directory:
     '/proc/PID/fd/pipe:[...]'"."""
@@ -161,6 +162,7 @@ def test_a_dev_fd_pipe_is_read_as_its_lines_in_a_file(tmp_path, reference, runne
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_a_named_fifo_is_read_as_its_lines_in_a_file(tmp_path, reference, runner):
     fifo = tmp_path / "vectors.fifo"
     os.mkfifo(fifo)
@@ -173,6 +175,7 @@ def test_a_named_fifo_is_read_as_its_lines_in_a_file(tmp_path, reference, runner
     assert left_behind(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_queries_from_a_pipe(tmp_path):
     write_lines(tmp_path / "corpus.jsonl", LINES)
     write_lines(tmp_path / "q.jsonl", LINES[:5])
@@ -189,6 +192,7 @@ def test_queries_from_a_pipe(tmp_path):
 
 
 @pytest.mark.parametrize("dash", [[], ["-"]])
+@pytest.mark.slow
 def test_stdin_with_blocks_counts_its_lines(tmp_path, reference, dash):
     """Piped stdin without ``-`` plus --blocks 2 was refused as "2 blocks
     for 0 input line(s)"."""
@@ -224,6 +228,7 @@ def test_sizing_never_opens_or_consumes_a_pipe(tmp_path):
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("blocks", [[], ["--blocks", "2"]])
+@pytest.mark.slow
 def test_dev_zero_is_refused_naming_it(tmp_path, runner, blocks):
     """``/dev/zero --blocks 2`` hung (the line count never ended); without
     --blocks the tasks read it forever."""
@@ -282,6 +287,7 @@ def test_dev_null_is_an_empty_input_not_a_refused_device(tmp_path):
     (["--threshold", "1e999"], "argument --threshold: must be a finite number, not 1e999"),
     (["--threshold", "-inf"], "argument --threshold: must be a finite number, not -inf"),
 ])
+@pytest.mark.slow
 def test_option_values_a_task_could_overflow_on_are_refused(tmp_path, args, message):
     write_lines(tmp_path / "corpus.jsonl", LINES)
     # --option=value: a value may start with "-"
@@ -319,6 +325,7 @@ def test_out_of_memory_advice_names_a_large_top_k(k, named):
     assert "raise --blocks (now 3)" in message
 
 
+@pytest.mark.slow
 def test_a_task_out_of_memory_with_a_large_top_k_says_so(tmp_path):
     """A block pair of 3,000 vectors that share every feature with K above
     them: each column keeps 1.5 times 3,000 candidates."""
@@ -358,6 +365,7 @@ def test_the_default_blocks_never_exceed_the_jobs_limit(tmp_path, caplog):
 # -- the inverted index reads its input as the dot-products job does ---------------
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_the_index_reads_a_pipe_as_the_same_lines_in_a_file(tmp_path, runner):
     write_lines(tmp_path / "corpus.jsonl", LINES)
     index = "mrjobs.inverted_index"

@@ -139,6 +139,7 @@ def test_index_counts_an_overflowing_sum_and_drops_cancelled_postings():
     assert d[BAD_SUM] == 2 and d[ZERO_WEIGHT] == 1
 
 
+@pytest.mark.slow
 def test_index_sums_in_the_dot_products_order():
     """1e16 + 1 - 1e16 is 0 or 1 by the order of the terms; both jobs sum a
     vector's lines by weight, so both see 0 (dropped) whatever the input order."""
@@ -192,6 +193,7 @@ def assert_usage_error(p, *words):
         assert w in last, (w, last)
 
 
+@pytest.mark.slow
 def test_plan_vectors_huge_nan_inf_are_usage_errors(small):
     for v in ("1e21", "1e300", "nan", "inf", "-5", "1.5"):
         assert_usage_error(plan_cli(small, "--vectors", v), "--vectors")
@@ -224,6 +226,7 @@ def test_plan_num_features_below_the_sample_is_a_clear_error(small):
     ('{"constants": {"c0": "x", "c_bytes": 1, "c_pairs": 1}}', "c0"),
     ('{"constants": {"c0": 1, "c_bytes": NaN, "c_pairs": 1}}', "c_bytes"),
 ])
+@pytest.mark.slow
 def test_plan_bad_calibration_is_a_usage_error(small, tmp_path, content, words):
     cal = tmp_path / "cal.json"
     cal.write_text(content)
@@ -237,6 +240,7 @@ def test_plan_calibration_without_machine_or_date_still_estimates(small, tmp_pat
     assert p.returncode == 0 and "time: about " in p.stdout
 
 
+@pytest.mark.slow
 def test_plan_hostile_values_never_trace_back(small, tmp_path):
     for args in (["--num-cores", "0"], ["--reducers", "0"], ["--reducers", "10" + "0" * 30],
                  ["--num-cores", "99999999"], ["--pair-sample", "99999999"],

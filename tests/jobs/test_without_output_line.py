@@ -59,6 +59,7 @@ def _run(args, lines, strategy, runner, tmp_path, queries=None):
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.slow
 def test_by_hand(strategy, runner, tmp_path):
     # the local runner with the vectors in 4 blocks (10 block pairs)
     extra = ["--blocks", "4"] if strategy == "blocks" and runner == "local" else []
@@ -117,6 +118,7 @@ CASES = [["--measure", "dot"],
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("args", CASES, ids=["dot", "cosine-threshold-top-k"])
 @pytest.mark.parametrize("queries", [False, True], ids=["corpus", "queries"])
+@pytest.mark.slow
 def test_against_the_oracle_inline(strategy, args, queries, tmp_path):
     q = QUERIES if queries else None
     want = _want(args, q)
@@ -125,6 +127,7 @@ def test_against_the_oracle_inline(strategy, args, queries, tmp_path):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.slow
 def test_against_the_oracle_local(strategy, tmp_path):
     args = CASES[1] + (["--blocks", "3"] if strategy == "blocks" else [])
     for q in (QUERIES, None):

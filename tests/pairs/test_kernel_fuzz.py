@@ -125,6 +125,8 @@ def _blocks(measure, seed, kinds_a, kinds_c, n_features, density, negative, shap
 @pytest.mark.parametrize("measure", measures.MEASURES)
 @FUZZ
 @given(threshold=st.sampled_from([None, -1.0, 0.0, 5e-324, 0.5, 1.0]), **cases)
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_c_and_numpy_kernels_agree_on_hostile_blocks(measure, seed, kinds_a, kinds_c,
                                                     n_features, density, negative, shape, k,
                                                     threshold, limit, float32):
@@ -146,6 +148,8 @@ def test_c_and_numpy_kernels_agree_on_hostile_blocks(measure, seed, kinds_a, kin
 # which killed the cell (issue 24, finding 4)
 @example(seed=0, kinds_a=["zero", "plain"], kinds_c=["plain"], n_features=2, density=1.0,
          negative=False, shape="diagonal", k=None, threshold=0.0, limit=40, float32=False)
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_pruned_and_full_products_agree_on_hostile_blocks(measure, seed, kinds_a, kinds_c,
                                                          n_features, density, negative, shape,
                                                          k, threshold, limit, float32):

@@ -203,6 +203,7 @@ def test_exact_zero_dot_products_are_scored():
     assert products == 1
 
 
+@pytest.mark.slow
 def test_kernel_imports_neither_mrjob_nor_the_job():
     imported = set()
     for module in (mrjobs.pairs.kernel, mrjobs.pairs.chunks, mrjobs.pairs.fused):

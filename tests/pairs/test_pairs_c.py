@@ -288,6 +288,7 @@ def test_dots_checks_the_column_order_it_relies_on(mode):
     assert c.dots(*a, b[0], unsorted, b[2], 4, 0, 4, 0, *out) == 16
 
 
+@pytest.mark.slow
 def test_a_huge_k_on_many_short_rows_holds_what_the_rows_keep():
     # pair_topk's outputs grow with what the rows keep: sized rows x k up front,
     # 20,000 rows of a chunk at --top-k 2**40 asked for 20,000 x 20,000 slots
@@ -326,6 +327,7 @@ def _topk_all(c, a, b, n_c, n_r, mode, counts=None, *zero_free):
 
 
 @pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.slow
 def test_pair_topk_sums_long_rows_and_heavy_features_as_dots_does(mode):
     # long rows are summed densely, a chunk of columns at a time, and the
     # features held by many columns as dense rows of weights: the same pairs
@@ -358,6 +360,7 @@ def test_pair_topk_sums_long_rows_and_heavy_features_as_dots_does(mode):
 
 @pytest.mark.parametrize("weights", ["positive", "negative", "infinite"])
 @pytest.mark.parametrize("mode", [0, 1, 2, 3])
+@pytest.mark.slow
 def test_pair_topk_without_hit_bytes_where_no_sum_is_zero(mode, weights):
     # where every weight of each side is finite and of one sign and no product
     # underflows, a sum not 0.0 is a pair that shares a feature: the dense
@@ -419,6 +422,7 @@ def test_pair_topk_walks_a_heavy_feature_with_a_column_twice_as_dots_does():
 @pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("k", [100, 250])
 @pytest.mark.parametrize("diagonal", [False, True])
+@pytest.mark.slow
 def test_large_k_buffers_cut_by_a_sampled_floor_keep_the_same_best(k, diagonal, ties):
     # a buffer of cap >= 128 slots is cut to the entries not below a score
     # sampled from it (exactly, to its k best, when the sample misses or ties
@@ -506,6 +510,7 @@ def test_dense_blocks_small_k_keep_the_same_best(k, measure, diagonal, merge, ti
 @pytest.mark.parametrize("measure", ["dot", "cosine"])
 @pytest.mark.parametrize("path,threads,include_self", [
     ("whole rows", 2, False), ("triangle", 2, False), ("triangle", 3, True)])
+@pytest.mark.slow
 def test_rows_on_threads_give_the_merged_triangle(k, threshold, limit, measure, dense, path,
                                                   threads, include_self, monkeypatch):
     # --pair-threads: a diagonal block's chunks of rows at once on threads --
@@ -565,6 +570,7 @@ def test_rows_on_threads_give_the_merged_triangle(k, threshold, limit, measure, 
 
 
 @pytest.mark.parametrize("mode", [1, 2])
+@pytest.mark.slow
 def test_seeds_hold_each_rows_kth_best_and_are_checked(mode):
     # with seeds, pair_topk takes its rows bottom-up and leaves in seeds[r]
     # the k-th best score of row r's own columns (those after it; with mode 2
@@ -662,6 +668,7 @@ def simd(request):
 @pytest.mark.parametrize("mode,mirror", [(0, False), (1, False), (2, False), (3, False),
                                          (1, True), (2, True)])
 @pytest.mark.parametrize("k", [20, 40])
+@pytest.mark.slow
 def test_a_dense_rows_first_floor_keeps_the_same_best(k, mode, mirror, weights, zero_free,
                                                        simd):
     # at k >= 20 a dense row starts with a floor read from an evenly spaced

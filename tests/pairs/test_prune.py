@@ -154,6 +154,7 @@ def test_dot_bounds_are_at_least_every_computed_dot(seed, negative, float32, sca
 @HYPOTHESIS
 @given(seed=st.integers(0, 2**32 - 1), negative=st.booleans(), float32=st.booleans(),
        size=st.integers(1, 9), how=st.sampled_from(["order", "heaviest", "length"]))
+@pytest.mark.slow
 def test_score_bounds_are_at_least_every_score(measure, seed, negative, float32, size, how):
     A, rs = prepared(measure, raw_for(measure, seed, 30, negative, float32))
     C, cs = prepared(measure, raw_for(measure, seed + 7, 25, negative, float32))
@@ -217,6 +218,7 @@ SHAPES = {"diagonal": dict(diagonal=True), "pair": dict(), "queries": dict(mirro
        threshold=st.sampled_from([None, 0.05, 0.3, 0.6, 0.9]),
        k=st.sampled_from([None, 1, 3, 10]), size=st.integers(1, 12),
        how=st.sampled_from(["order", "heaviest", "length"]))
+@pytest.mark.slow
 def test_plan_keeps_everything_the_job_keeps(measure, shape, seed, negative, float32,
                                              threshold, k, size, how):
     if threshold is None and k is None:
@@ -230,6 +232,7 @@ def test_plan_keeps_everything_the_job_keeps(measure, shape, seed, negative, flo
 
 @pytest.mark.parametrize("measure", PRUNABLE)
 @pytest.mark.parametrize("shape", ["diagonal", "pair"])
+@pytest.mark.slow
 def test_thresholds_at_just_above_and_just_below_real_scores(measure, shape):
     raw = raw_for(measure, 11, 40, negative=True)
     # exact duplicates: ties at the threshold and in the top-k lists
@@ -284,6 +287,7 @@ def test_pruned_kernel_matches_the_dense_oracle(shape, k, threshold, limit):
 
 @pytest.mark.parametrize("measure", PRUNABLE)
 @pytest.mark.parametrize("shape", ["pair", "diagonal"])
+@pytest.mark.slow
 def test_pruned_kernel_matches_unpruned_on_every_measure(measure, shape):
     raw = raw_for(measure, 21, 60, negative=True)
     A, rs = prepared(measure, raw)
@@ -339,6 +343,7 @@ def _quantile_score(result, q):
 
 
 @pytest.mark.parametrize("measure", sorted(measures.PRUNABLE))
+@pytest.mark.slow
 def test_job_output_is_the_same_with_and_without_pruning(measure, sparse_corpus):
     from tests.jobs_helpers import run
     import json
@@ -362,6 +367,7 @@ def test_job_output_is_the_same_with_and_without_pruning(measure, sparse_corpus)
             work.get("pruned: (row x column group) cells", 0) > 0)
 
 
+@pytest.mark.slow
 def test_pruning_is_counted_and_the_same_on_the_local_runner(sparse_corpus):
     from tests.jobs_helpers import run
     args = ["--measure", "cosine", "--threshold", "0.3", "--top-k", "5", "--blocks", "3"]
@@ -417,6 +423,7 @@ def _with_zero_norm_rows(measure, seed, n):
 
 @pytest.mark.parametrize("measure", PRUNABLE)
 @pytest.mark.parametrize("shape", ["pair", "diagonal"])
+@pytest.mark.slow
 def test_pruning_keeps_the_pairs_of_zero_norm_vectors(measure, shape):
     # a zero vector's log norm is -inf: the tanimoto bound took -inf - -inf =
     # NaN, and a NaN bound counted as below every floor -- tanimoto

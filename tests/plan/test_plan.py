@@ -82,6 +82,7 @@ def test_blocks_max_df_threshold_float32(corpora):
     assert rows["blocks"] == (3, 3)
 
 
+@pytest.mark.slow
 def test_blocks_max_df_join_form(corpora):
     """More than 10 block pairs: the job and the plan take the join form."""
     e, run, rows = plan_and_run([corpora["2000"], "--measure", "jaccard", "--max-df", "60",
@@ -107,6 +108,7 @@ def test_the_plan_models_the_form_the_job_picks(corpora, runner, blocks, form):
     assert json.loads(json.dumps(P.as_json(e)))["df_cut_form"] == form
 
 
+@pytest.mark.slow
 def test_stripes_products(corpora):
     e, run, rows = plan_and_run([corpora["2000"], "--strategy", "stripes", "--top-k", "5",
                                  "--sample-lines", "500", "--pair-sample", "400"])
@@ -127,6 +129,7 @@ def test_queries(corpora, tmp_path):
     assert rows["blocks"][0] == rows["blocks"][1]
 
 
+@pytest.mark.slow
 def test_local_runner_default_blocks(corpora):
     """The plan's block count is the job's own default (local runner, 2 cores)."""
     e, run, rows = plan_and_run([corpora["600"]], runner="local")
@@ -204,6 +207,8 @@ def test_vectors_extrapolation_grows_products_quadratically(corpora):
     assert e2["steps"][0]["entries"] == pytest.approx(10 * e1["steps"][0]["entries"])
 
 
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_cli_prints_a_plan_and_clear_errors(corpora, tmp_path):
     cmd = [sys.executable, "-m", "mrjobs.plan", corpora["600"], "--reducers", "8",
            "--reducer-memory", "1", "--calibration", os.devnull]
@@ -227,6 +232,7 @@ def test_cli_prints_a_plan_and_clear_errors(corpora, tmp_path):
     assert "--include-self: does not apply with --queries" in both.stderr
 
 
+@pytest.mark.slow
 def test_large_top_k_takes_fewer_blocks_in_the_job_and_the_plan(tmp_path):
     # past --top-k 4x a vector's entries the partial rows outweigh what more
     # block pairs share out: the job's default and the plan take the fewest

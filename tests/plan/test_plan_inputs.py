@@ -31,6 +31,7 @@ def _options(*argv):
                                    "--num-cores", "2"])
 
 
+@pytest.mark.slow
 def test_postings_planned_as_the_vectors_they_hold(corpus):
     """Read whole, the posting lists give the vectors' own sample: the same
     entries and products; and the plan's bytes and blocks are the job's run's."""
@@ -50,6 +51,7 @@ def test_postings_planned_as_the_vectors_they_hold(corpus):
         assert real > 0 and abs(est / real - 1) <= 0.25, (name, est, real)
 
 
+@pytest.mark.slow
 def test_postings_sampled_by_documents(corpus):
     """With fewer sample lines than documents, a hash-chosen share of the
     documents, whole: the vector count and entries within 15%."""
@@ -68,6 +70,7 @@ def _plan_cmd(*argv):
 
 
 @pytest.mark.parametrize("form", [("--threshold", "-inf"), ("--threshold=-inf",)])
+@pytest.mark.slow
 def test_minus_inf_is_a_value_judged_as_the_job_judges_it(corpus, form):
     """``--threshold -inf`` is the option's value (not "expected one
     argument"), refused as the job refuses ``--threshold=-inf``."""
@@ -81,6 +84,7 @@ def test_minus_inf_is_a_value_judged_as_the_job_judges_it(corpus, form):
         ": error: ")[1]
 
 
+@pytest.mark.slow
 def test_negative_thresholds_are_planned(corpus):
     for value in ("-0.5", "-1e-3", "-1"):
         plan = _plan_cmd(corpus[0], "--measure", "pearson", "--threshold", value)

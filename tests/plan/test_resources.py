@@ -61,6 +61,7 @@ def _computed(path, *args):
 
 
 @pytest.mark.parametrize("name, pays", [("tfidf", True), ("zipf", False)])
+@pytest.mark.slow
 def test_prune_pays_as_the_job_finds(corpora, name, pays):
     """Where the plan says pruning pays, the job skips most products; where
     it says it does not, the job computes them all."""
@@ -72,6 +73,7 @@ def test_prune_pays_as_the_job_finds(corpora, name, pays):
     assert plan_of(corpora[name], "--measure", "cosine", "--top-k", "5")["prune_pays"] is None
 
 
+@pytest.mark.slow
 def test_temp_disk_of_a_local_run_within_30_percent_of_the_plan(corpora):
     """The plan's peak against the local runner's own note of its temp dir at
     the end of each phase (and a 50 ms sampling): within 30%, both ways."""
@@ -82,6 +84,7 @@ def test_temp_disk_of_a_local_run_within_30_percent_of_the_plan(corpora):
         e["temp_disk_bytes"], run["temp_disk_bytes"])
 
 
+@pytest.mark.slow
 def test_json_and_compare_rows(corpora):
     out = subprocess.run([sys.executable, "-m", "mrjobs.plan", corpora["zipf"], "--measure",
                           "cosine", "--threshold", "0.5", "--json", "--compare"],
@@ -132,6 +135,7 @@ def test_enough_room_makes_no_plan(corpora, tmp_path):
     assert len(read) == 1
 
 
+@pytest.mark.slow
 def test_a_run_that_would_fill_its_temp_dir_is_refused(corpora, tmp_path):
     """A real small file system (a 64 kB tmpfs in a user and mount namespace
     of its own): the job refuses in one line, exit status 1, and says where

@@ -31,6 +31,7 @@ class StoppedClock:
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_runs_made_in_one_microsecond_get_keys_and_directories_of_their_own(
         tmp_path, monkeypatch, runner):
     vectors = corpus(n=30, seed=4)
@@ -60,6 +61,7 @@ def test_runs_made_in_one_microsecond_get_keys_and_directories_of_their_own(
 
 
 @pytest.mark.parametrize("cleanup", ["ALL", "NONE"])
+@pytest.mark.slow
 def test_the_setup_wrappers_lock_goes_with_the_temporary_files(tmp_path, cleanup):
     # mrjob's setup wrapper (files shipped, --setup commands) makes
     # /tmp/wrapper.lock.<job key> in every task and never removes it

@@ -37,6 +37,7 @@ def test_missing_input_is_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("what", ["readme", "binary", "directory"])
+@pytest.mark.slow
 def test_garbage_input_fails_clearly(what, tmp_path):
     if what == "readme":
         path = os.path.join(REPO, "README.md")
@@ -53,6 +54,7 @@ def test_garbage_input_fails_clearly(what, tmp_path):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_strict_failure_is_one_line(runner, tmp_path):
     path = tmp_path / "corpus.jsonl"
     write_lines(path, LINES[:5] + [b"garbage\there \xff"])
@@ -64,6 +66,7 @@ def test_strict_failure_is_one_line(runner, tmp_path):
     assert len(proc.stderr.splitlines()) < 40, proc.stderr
 
 
+@pytest.mark.slow
 def test_non_empty_output_dir_is_refused_unless_asked(tmp_path):
     path = tmp_path / "corpus.jsonl"
     write_lines(path, LINES)
@@ -81,6 +84,7 @@ def test_non_empty_output_dir_is_refused_unless_asked(tmp_path):
                                                        for p in parts)
 
 
+@pytest.mark.slow
 def test_progress_summary_of_a_local_run(tmp_path):
     path = tmp_path / "corpus.jsonl"
     write_lines(path, LINES)
@@ -96,6 +100,7 @@ def test_progress_summary_of_a_local_run(tmp_path):
     assert "lines" in summary
 
 
+@pytest.mark.slow
 def test_quiet_run_prints_nothing_but_output_and_lost_input(tmp_path):
     path = tmp_path / "corpus.jsonl"
     write_lines(path, LINES)  # has empty vectors: an input note, not shown with -q
@@ -109,6 +114,7 @@ def test_quiet_run_prints_nothing_but_output_and_lost_input(tmp_path):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_default_verbosity_leaves_out_mrjobs_temp_notes(tmp_path, runner):
     # mrjob's temp directory notes and its "job output is in <its staging dir>"
     # say nothing a user acts on: shown with -v only
@@ -127,6 +133,7 @@ def test_default_verbosity_leaves_out_mrjobs_temp_notes(tmp_path, runner):
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
+@pytest.mark.slow
 def test_extreme_weights(runner, strategy):
     a, b, c = (uuid.UUID(int=i) for i in (1, 2, 3))
     f1, f2 = uuid.UUID(int=100), uuid.UUID(int=101)
@@ -174,6 +181,7 @@ def test_missing_queries_path_is_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_output_on_stdout_is_the_output_dirs_bytes(tmp_path, runner):
     # the part files in order, whatever stdout is: a pipe and a file (copied by
     # the kernel), a file opened to append (which the kernel's copy refuses:

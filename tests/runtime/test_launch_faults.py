@@ -148,6 +148,7 @@ def corpus_file(tmp_path, lines=LINES, name="corpus.jsonl"):
 @pytest.mark.parametrize("module", ["mrjobs.dot_products", "mrjobs.inverted_index"])
 @pytest.mark.parametrize("case", ["is-parent", "relative-dot", "symlink", "file-uri", "glob",
                                   "inside-input-dir", "queries"])
+@pytest.mark.slow
 def test_output_dir_over_an_input_is_refused_before_anything_is_removed(tmp_path, module,
                                                                         case):
     data = tmp_path / "data"
@@ -230,6 +231,7 @@ def test_outputs_apart_from_the_inputs_are_accepted(out, inputs):
     (["--no-prune", "--threshold", "0.5", "--measure", "loglikelihood", "--num-features", "9"],
      "argument --no-prune: has no effect with --measure loglikelihood"),
 ])
+@pytest.mark.slow
 def test_options_out_of_range_or_without_effect_are_refused(tmp_path, args, message):
     path = corpus_file(tmp_path)
     proc = launch(tmp_path, path, *args)
@@ -239,6 +241,7 @@ def test_options_out_of_range_or_without_effect_are_refused(tmp_path, args, mess
     assert "Traceback" not in proc.stderr and "Running step" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_blocks_up_to_the_number_of_lines_run(tmp_path):
     path = corpus_file(tmp_path)
     proc = launch(tmp_path, path, "--blocks", str(len(LINES)), "-q")
@@ -249,6 +252,8 @@ def test_blocks_up_to_the_number_of_lines_run(tmp_path):
 # -- 5. an output committer; tasks that die with their launcher ----------------
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_output_appears_only_when_the_job_succeeded_with_success_marker(tmp_path, runner):
     path = corpus_file(tmp_path)
     out = tmp_path / "out"
@@ -271,6 +276,7 @@ def test_output_appears_only_when_the_job_succeeded_with_success_marker(tmp_path
 
 
 @pytest.mark.skipif(not LINUX, reason="reads the process tree from /proc")
+@pytest.mark.slow
 def test_kill_9_of_the_launcher_leaves_no_task_and_no_output(tmp_path):
     path = corpus_file(tmp_path)
     out = tmp_path / "out"
@@ -290,6 +296,8 @@ def test_kill_9_of_the_launcher_leaves_no_task_and_no_output(tmp_path):
 
 @pytest.mark.skipif(not LINUX, reason="reads the process tree from /proc")
 @pytest.mark.parametrize("to", ["process-group", "launcher"])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_ctrl_c_of_a_local_run_is_one_line_and_leaves_nothing(tmp_path, to):
     path = corpus_file(tmp_path)
     proc = start(tmp_path, path, "-r", "local", "-o", tmp_path / "out", stall="1:reducer",
@@ -317,6 +325,7 @@ def test_ctrl_c_of_a_local_run_is_one_line_and_leaves_nothing(tmp_path, to):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_failed_strict_run_leaves_no_temporary_files(tmp_path, runner):
     path = corpus_file(tmp_path, LINES[:5] + ["garbage here"])
     proc = launch(tmp_path, path, "--strict", "-r", runner)
@@ -327,6 +336,7 @@ def test_failed_strict_run_leaves_no_temporary_files(tmp_path, runner):
 # -- 19.1: a closed pipe ---------------------------------------------------------
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_closed_pipe_ends_quietly_like_unix_tools(tmp_path, runner):
     path = corpus_file(tmp_path)
     proc = start(tmp_path, path, "-q", "-r", runner, stdout=subprocess.PIPE,
@@ -360,6 +370,7 @@ def dense_corpus(tmp_path, n=3000, features=20):
 
 @pytest.mark.skipif(not LINUX, reason="address-space limits as on Linux")
 @pytest.mark.parametrize("runner, mb", [("inline", 250), ("local", 240)])
+@pytest.mark.slow
 def test_task_out_of_memory_is_one_line_with_advice(tmp_path, runner, mb):
     path = dense_corpus(tmp_path)
 
@@ -376,6 +387,7 @@ def test_task_out_of_memory_is_one_line_with_advice(tmp_path, runner, mb):
     assert "lower --buffer-entries (now 100000000) or raise --blocks (now 1)" in last
 
 
+@pytest.mark.slow
 def test_task_python_without_scipy_is_refused_before_any_step(tmp_path):
     path = corpus_file(tmp_path)
     python = bare_python(tmp_path, ("numpy",))
@@ -393,6 +405,7 @@ def test_task_python_without_scipy_is_refused_before_any_step(tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow
 def test_task_without_scipy_fails_in_one_line(tmp_path):
     """The task side, where no launcher could check (a cluster): the steps
     run by hand, as Hadoop Streaming runs them, the last in a numpy-only
@@ -425,6 +438,7 @@ def test_task_without_scipy_fails_in_one_line(tmp_path):
 # -- 7 (part): an empty --queries file -------------------------------------------
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_empty_queries_file_fails_clearly(tmp_path, runner):
     path = corpus_file(tmp_path)
     (tmp_path / "queries.jsonl").write_text("\n")
@@ -469,6 +483,7 @@ def test_csv_given_by_mistake_says_which_formats_are_accepted(tmp_path, strict):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_strict_names_the_line_in_the_file(tmp_path, runner):
     lines = corpus(n=3000, seed=8, edge_cases=False)
     lines[2500] = "garbage here"

@@ -235,6 +235,7 @@ def assert_one_line_error(status, stderr, start):
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("case", ["binary", "blank", "empty-queries", "index-blank"])
 @pytest.mark.parametrize("overwrite", [True, False])
+@pytest.mark.slow
 def test_a_failed_run_never_commits(tmp_path, runner, case, overwrite):
     write_lines(tmp_path / "corpus.jsonl", LINES)
     (tmp_path / "binary.bin").write_bytes(bytes(range(256)) * 8)
@@ -276,6 +277,7 @@ def part_lines(path):
 @pytest.mark.parametrize("start,change", [("absent", appear), ("full", add_file),
                                           ("full", replaced)],
                          ids=["absent-appear", "full-add_file", "full-replaced"])
+@pytest.mark.slow
 def test_an_occupant_appearing_during_the_run_fails_it_and_both_are_kept(
         tmp_path, runner, start, change):
     write_lines(tmp_path / "corpus.jsonl", LINES)
@@ -304,6 +306,7 @@ def test_an_occupant_appearing_during_the_run_fails_it_and_both_are_kept(
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.slow
 def test_two_runs_racing_into_one_output_dir(tmp_path, runner, overwrite):
     """Both start while the directory is absent; the first to end commits,
     the second fails and keeps its output beside it -- with or without
@@ -337,6 +340,7 @@ def test_two_runs_racing_into_one_output_dir(tmp_path, runner, overwrite):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_output_dir_as_a_symbolic_link(tmp_path, runner):
     write_lines(tmp_path / "corpus.jsonl", LINES)
     expected = reference(tmp_path)
@@ -386,6 +390,7 @@ def test_temporary_directory_inside_the_output_is_refused(tmp_path, where):
     ("local", signal.SIGTERM, "launcher"), ("local", signal.SIGTERM, "process-group"),
     ("local", signal.SIGHUP, "process-group"), ("inline", signal.SIGTERM, "launcher"),
     ("inline", signal.SIGHUP, "launcher")])
+@pytest.mark.slow
 def test_sigterm_and_sighup_end_a_run_as_ctrl_c_does(tmp_path, runner, sig, to):
     write_lines(tmp_path / "corpus.jsonl", LINES)
     out = tmp_path / "out"
@@ -418,6 +423,7 @@ def test_sigterm_and_sighup_end_a_run_as_ctrl_c_does(tmp_path, runner, sig, to):
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.slow
 def test_a_write_that_finds_no_room_is_one_line_that_says_where(tmp_path, runner):
     """A full disk, as a file-size limit makes it real for this run alone
     (writes beyond it fail with EFBIG, as with ENOSPC on a full disk)."""

@@ -108,6 +108,7 @@ def pair_step_statuses(runner):
     return out
 
 
+@pytest.mark.slow
 def test_the_products_planned_are_the_planners_sum_over_the_features(local_run):
     runner, _, _ = local_run
     statuses = pair_step_statuses(runner)

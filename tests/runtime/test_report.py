@@ -88,6 +88,7 @@ def _ran(tmp_path, *args):
     return runner
 
 
+@pytest.mark.slow
 def test_only_the_runs_own_temporary_output_is_consumed(tmp_path):
     runner = _ran(tmp_path)
     try:

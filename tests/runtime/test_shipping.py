@@ -35,6 +35,7 @@ def test_zip_holds_both_packages_and_no_extension():
     assert not [n for n in names if n.endswith((".so", ".pyc"))]
 
 
+@pytest.mark.smoke
 def test_local_runner_with_task_python(corpus_files, task_python):
     corpus, _ = corpus_files
     run = run_job(MRSparseDotProducts, None, ARGS + ["--python-bin", task_python],

@@ -113,6 +113,7 @@ def test_loose_version_is_distutils_loose_version(version):
     assert mine == real
 
 
+@pytest.mark.slow
 def test_job_on_local_runner_with_a_numpy_only_interpreter(tmp_path, monkeypatch):
     lines = corpus(n=60, seed=5)
     inline = run_job(MRInvertedIndex, lines)

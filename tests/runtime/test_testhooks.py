@@ -45,6 +45,7 @@ def test_a_matching_attempt_fails_after_its_output(tmp_path):
     ("mapper", ATTEMPT.replace("_r_", "_m_")),
     ("combiner", ATTEMPT),                # runs inside its map attempt, under its id
 ])
+@pytest.mark.slow
 def test_other_attempts_and_combiners_are_left_alone(tmp_path, task, attempt):
     proc = run_task(tmp_path, task, attempt, MRSPARSE_TEST_FAIL_ATTEMPT="_r_[0-9]+_0$",
                     MRSPARSE_TEST_HOLD_ATTEMPT="start:_r_[0-9]+_0$")

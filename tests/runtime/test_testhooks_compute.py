@@ -47,6 +47,7 @@ UNDERFLOW_CASES = [
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("measure,lines", UNDERFLOW_CASES, ids=[c[0] for c in UNDERFLOW_CASES])
+@pytest.mark.slow
 def test_pairs_whose_dot_underflows_get_a_score(strategy, measure, lines):
     got = rows(run(strategy, lines + [line(3, {20: 1.0}), line(4, {20: 2.0})],
                    ["--measure", measure, "--blocks", "2"] if strategy == "blocks"
@@ -94,6 +95,7 @@ def test_weights_that_overflow_when_summed_are_counted_and_skipped(strategy, mea
         assert set(rows(result)) == {U[1], U[2]}
 
 
+@pytest.mark.slow
 def test_weights_that_overflow_on_the_local_runner():
     # task processes of their own: counted and skipped there too
     result = run("blocks", HUGE_LINES, ["--measure", "cosine"], runner="local")
@@ -258,6 +260,7 @@ def _queries_case(tmp_path):
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.slow
 def test_a_query_is_never_its_own_neighbour(strategy, runner, tmp_path):
     if runner == "local" and strategy == "stripes":
         pytest.skip("one local-runner case (blocks) is enough: the rule is in the reducers")
@@ -321,6 +324,8 @@ def _stdout(tmp_path, args):
     return proc.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_output_is_the_same_bytes_for_any_partitioning(tmp_path):
     from examples.generate import generate_lines
     data = tmp_path / "c.jsonl"

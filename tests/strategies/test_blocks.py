@@ -27,6 +27,8 @@ def run(args, lines=LINES, **kw):
     ["--measure", "tanimoto", "--top-k", "3"],
     ["--measure", "jaccard", "--include-self", "--threshold", "0.1"],
 ])
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_same_bytes_for_every_block_count_and_chunk_size(args):
     want = run(args + ["--blocks", "1"])
     assert want.lines
@@ -44,6 +46,7 @@ def test_same_bytes_for_every_block_count_and_chunk_size(args):
     ["--measure", "tanimoto", "--top-k", "2", "--threshold", "0.05"],
     ["--measure", "cosine", "--top-k", "3", "--max-df", "20"],
 ])
+@pytest.mark.slow
 def test_one_block_writes_its_rows_without_a_rows_step(args):
     # one block and --top-k: the one diagonal pair's rows are whole, and its
     # reducer writes the output lines itself -- those of two blocks and a rows step
@@ -60,6 +63,7 @@ def test_one_block_writes_its_rows_without_a_rows_step(args):
         assert got.counters["mrsparse work"]["output lines"] == len(want.lines)
 
 
+@pytest.mark.slow
 def test_block_count_changes_the_work_not_the_result():
     one = run(["--blocks", "1"]).counters["mrsparse work"]
     four = run(["--blocks", "4"]).counters["mrsparse work"]

@@ -110,6 +110,7 @@ def _queries_file(tmp_path):
     ["--measure", "jaccard", "--max-df", "5", "--threshold", "0.05", "--float32",
      "--blocks", "2", "--buffer-entries", "40"],
 ])
+@pytest.mark.slow
 def test_both_forms_give_the_same_bytes_and_counters(tmp_path, runner, queries, args):
     lines = with_emptied_vectors(LINES, n=4 if queries else 12)
     if queries:
@@ -132,6 +133,7 @@ def test_both_forms_give_the_same_bytes_and_counters(tmp_path, runner, queries, 
     ["--measure", "jaccard", "--max-df", "5", "--threshold", "0.05", "--float32"],
     ["--measure", "loglikelihood", "--max-df", "10", "--num-features", "3000"],
 ])
+@pytest.mark.slow
 def test_neighbours_and_counters_equal_the_stripes_strategy(runner, args):
     lines = with_emptied_vectors(LINES)
     stripes = run(args + ["--strategy", "stripes"], lines, runner=runner)
@@ -148,6 +150,7 @@ def test_neighbours_and_counters_equal_the_stripes_strategy(runner, args):
             assert_scores_close(as_dict(got), top_k(oracle(lines, "cosine", max_df=8), 5))
 
 
+@pytest.mark.slow
 def test_queries_under_the_cut(tmp_path):
     lines = with_emptied_vectors(LINES, n=4)
     q = _queries_file(tmp_path)
@@ -180,6 +183,7 @@ def _strip(lines, features):
 
 
 @pytest.mark.parametrize("args", [[], ["--top-k", "4"], ["--float32", "--include-self"]])
+@pytest.mark.slow
 def test_the_cut_gives_the_bytes_of_an_input_without_the_cut_features(args):
     """Under the dot measure (no whole-vector statistic), cutting in the
     block pairs must give exactly the bytes of a run on the input from which

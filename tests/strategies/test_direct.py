@@ -80,6 +80,7 @@ def _same_as_the_vectors_step(args, runner="inline", lines=LINES):
 @pytest.mark.parametrize("measure", ["dot", "cosine", "pearson", "correlation", "tanimoto",
                                      "jaccard", "euclidean", "loglikelihood"])
 @pytest.mark.parametrize("blocks", ["1", "3"])
+@pytest.mark.slow
 def test_the_same_bytes_and_counters_as_with_a_vectors_step(measure, blocks):
     args = ["--measure", measure, "--top-k", "4", "--blocks", blocks]
     if measure in ("correlation", "loglikelihood"):
@@ -97,6 +98,7 @@ def test_the_same_bytes_and_counters_as_with_a_vectors_step(measure, blocks):
         assert counts[NOT_SCORABLE] == 1  # the constant vector
 
 
+@pytest.mark.slow
 def test_small_buffers_many_map_tasks_and_the_local_runner(monkeypatch):
     """An id's lines in different map tasks and block fragments."""
     monkeypatch.setattr(localsettings, "SPLIT_BYTES", 20_000)

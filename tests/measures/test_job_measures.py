@@ -1,5 +1,5 @@
 """Every measure of the registry through the dot-products job, under both
-strategies, against the independent references of tests/jobs/test_measures.py
+strategies, against the independent references of tests/measures/test_measures.py
 (scipy.spatial.distance, numpy, Dunning's entropies)."""
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.measures import MEASURES, get
 from mrjobs.testing import run_job
 from tests.jobs_helpers import corpus, read_corpus
-from tests.jobs.test_measures import pearson_undefined, reference
+from tests.measures.test_measures import pearson_undefined, reference
 
 LINES = corpus(n=90, fpv=6, vocab=200, seed=21)
 DOCS, X, FEATS = read_corpus(LINES)
@@ -48,6 +48,8 @@ def check(result, want):
 
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
 @pytest.mark.parametrize("measure", MEASURES)
+@pytest.mark.slow
+@pytest.mark.smoke
 def test_every_measure_matches_its_reference(measure, strategy):
     result = run_job(MRSparseDotProducts, LINES,
                      args_of(measure) + ["--strategy", strategy]
@@ -62,6 +64,7 @@ def test_every_measure_matches_its_reference(measure, strategy):
 @pytest.mark.parametrize("measure, strategy", [("pearson", "blocks"),
                                                ("loglikelihood", "stripes"),
                                                ("euclidean", "blocks")])
+@pytest.mark.slow
 def test_local_runner(measure, strategy):
     result = run_job(MRSparseDotProducts, LINES,
                      args_of(measure) + ["--strategy", strategy], runner="local")
@@ -79,6 +82,7 @@ WIDE = corpus(n=400, fpv=12, vocab=600, seed=5)
 
 
 @pytest.mark.parametrize("measure", MEASURES)
+@pytest.mark.slow
 def test_every_measure_gives_the_same_bytes_for_any_blocks(measure):
     # --blocks decides which vector of a pair is its row: the scores may not
     # depend on it

@@ -220,6 +220,7 @@ def test_dot_products_job_offers_every_measure():
 
 @pytest.mark.parametrize("measure", MEASURES)
 @pytest.mark.parametrize("X", CORPORA, ids=["seed11", "seed12"])
+@pytest.mark.slow
 def test_against_reference(measure, X):
     n_features = X.shape[1]
     got, stats = all_scores(measure, X, n_features=n_features)
@@ -510,6 +511,7 @@ vectors = st.lists(st.lists(finite_weights, max_size=12), min_size=1, max_size=6
 
 @HYPOTHESIS
 @given(vectors)
+@pytest.mark.slow
 def test_any_finite_weights(vecs):
     arrays = [np.array(v, dtype=np.float64) for v in vecs]
     lengths = np.array([a.shape[0] for a in arrays])
