@@ -37,7 +37,7 @@ from mrjobs.runtime.streams import kind as input_kind
 from mrjobs.runtime.tasks import task_errors
 from mrjobs.runtime.taskstatus import TaskStatus
 
-__all__ = ["SparseJob", "JobError", "input_kind", "vector_of_lines"]
+__all__ = ["SparseJob", "JobError", "input_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -371,15 +371,3 @@ def _chunks(f, nbytes, size=1 << 20):
             return
         nbytes -= len(chunk)
         yield chunk
-
-
-def vector_of_lines(job, doc, parts, postings=False, counts=None):
-    """``(ids, weights)`` of the id ``doc`` from its lines' (or pieces')
-    :class:`~mrcodecs.jobwire.Stripe` s: an empty line adds nothing, one line
-    is the vector, more are merged (:meth:`SparseJob.merge_lines` of ``job``);
-    None when no entry is left."""
-    parts = [p for p in parts if len(p)]
-    if len(parts) == 1:
-        return parts[0].ids, parts[0].values
-    merged = job.merge_lines(doc, parts, postings, counts) if parts else None
-    return merged if merged is not None and merged[0].shape[0] else None

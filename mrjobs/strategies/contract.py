@@ -48,7 +48,7 @@ class Context:
         (the blocks strategy without ``--max-df``: no vectors step);
         ``prepare_side(ids, lengths, feats, weights, query, count)`` merges
         and prepares one side of a block pair as the vectors step would
-        (:func:`mrjobs.dot_products.side_preparer`).
+        (:func:`mrjobs.strategies.vectors.side_preparer`).
     """
 
     scorer: Any

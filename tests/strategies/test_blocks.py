@@ -192,7 +192,7 @@ def test_strategies_follow_the_contract_and_never_see_the_job(name):
     import ast
     import pathlib
 
-    from mrjobs.dot_products import STRATEGIES
+    from mrjobs.strategies.registry import STRATEGIES
     from mrjobs.strategies.contract import Strategy
     job = MRSparseDotProducts(["--strategy", name, "--max-df", "5"]
                               + (["--blocks", "2"] if name == "blocks" else []))
