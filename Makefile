@@ -65,9 +65,9 @@ C_SOURCES := codecs/mrcodecs/_speedups.c $(wildcard mrjobs/csrc/*.c mrjobs/csrc/
 
 # (the C extension and the egg-info are built in src/; an older layout had them at the top)
 $(STAMP): $(PY) setup.cfg setup.py pyproject.toml $(C_SOURCES)
-	@echo "make: installing mrsparse (editable) and its test, bench, examples, spark, emr and docs extras into $(VENV)"
+	@echo "make: installing mrsparse (editable) and its test, bench, examples, notebook, spark, emr and docs extras into $(VENV)"
 	@rm -rf _mrcodecs_speedups*.so mrsparse.egg-info
-	@$(PY) -m pip install -q -e '.[test,bench,examples,spark,emr,docs]'
+	@$(PY) -m pip install -q -e '.[test,bench,examples,notebook,spark,emr,docs]'
 	@$(PY) -c 'import mrcodecs._impl as i; i.SPEEDUPS or print("\nWARNING: mrcodecs runs on its pure-Python twin: " + i.REASON + "\n")'
 	@$(PY) -c 'import mrjobs._c as c; c.C or print("\nWARNING: mrjobs runs on the numpy twins of its C kernels: " + c.REASON + "\n")'
 	@touch $@

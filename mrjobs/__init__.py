@@ -34,3 +34,12 @@ def _import_mrjob_basics():
 
 
 _import_mrjob_basics()
+
+
+def __getattr__(name):
+    """``mrjobs.neighbours`` (:func:`mrjobs.api.neighbours`), imported when first
+    used: a task importing the jobs does not import the API."""
+    if name == "neighbours":
+        from mrjobs.api import neighbours
+        return neighbours
+    raise AttributeError("module 'mrjobs' has no attribute %r" % name)

@@ -371,7 +371,7 @@ def test_the_package_zip_ships_every_subpackage():
     subpackages = [d for d in os.listdir(os.path.dirname(mrjobs.__file__))
                    if os.path.exists(os.path.join(os.path.dirname(mrjobs.__file__), d,
                                                   "__init__.py"))]
-    assert sorted(subpackages) == ["measures", "pairs", "plan", "runtime", "strategies"]
+    assert sorted(subpackages) == ["api", "measures", "pairs", "plan", "runtime", "strategies"]
 
 
 def test_setup_cfg_lists_every_package():
@@ -619,7 +619,10 @@ def test_every_import_goes_down_the_layers_of_the_readme():
     assert [name for name, _ in layers] == ["Tools", "Commands", "Steps", "Launcher", "Records",
                                             "Kernels", "Wire"]
     graph = {m: edges for m, edges in import_graph().items() if not m.startswith("bench")}
-    unplaced = sorted(m for m in graph if layer_of(m, layers) is None)
+    listed = {name for _, names in layers for name in names}
+    # each top-level module and subpackage of mrjobs named in a layer of its own
+    unplaced = sorted(m for m in graph if layer_of(m, layers) is None or (
+        m.startswith("mrjobs.") and ".".join(m.split(".")[:2]) not in listed))
     upward = ["%s (%s) -> %s (%s), line %d" % (
         m, layers[layer_of(m, layers)][0], t, layers[layer_of(t, layers)][0], line)
         for m, edges in sorted(graph.items()) for t, line in sorted(edges.items())

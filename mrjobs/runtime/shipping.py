@@ -14,11 +14,11 @@ every task and which Python 3.12 and 3.13 no longer have.
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 import zipfile
 
 import mrcodecs
-import mrjobs
 
 __all__ = ["package_zip"]
 
@@ -50,7 +50,8 @@ def package_zip():
         atexit.register(shutil.rmtree, tmp, True)
         path = os.path.join(tmp, "mrsparse.zip")
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-            for pkg in (mrcodecs, mrjobs):
+            # mrjobs: the package of this module, initialised before it
+            for pkg in (mrcodecs, sys.modules[__name__.split(".")[0]]):
                 for source, name in package_files(pkg):
                     z.write(source, name)
             # mrjob 0.7.4 imports distutils (gone in Python 3.12) and pipes (gone
