@@ -352,7 +352,9 @@ def write_queries(path, queries, **kwargs):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m mrjobs.generate", description=__doc__.split("\n\n")[0])
+    from mrjobs import options  # (its name under the mrsparse command)
+    ap = argparse.ArgumentParser(prog=options.PROGRAM or "python -m mrjobs.generate",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--vectors", type=int, default=1000, help="number of vectors (default 1000)")
     ap.add_argument("--features-per-vector", type=float, default=50,
                     help="mean number of distinct features per vector (default 50)")

@@ -29,12 +29,19 @@ MAX_BUFFER_ENTRIES = 2**40
 MAX_CORES = 1024
 
 
+#: the command that started this process where it was not ``python -m``
+#: (``mrsparse dot-products``: set by :mod:`mrjobs.api.command`)
+PROGRAM = None
+
+
 def command_name(job):
     """How the user started ``job``, for usage lines and errors: ``python -m
-    mrjobs.dot_products`` where its class runs as the main module (argparse
-    would say ``dot_products.py``); None otherwise."""
+    mrjobs.dot_products`` (or ``mrsparse dot-products``) where its class runs
+    as the main module (argparse would say ``dot_products.py``); None otherwise."""
     if type(job).__module__ != "__main__":
         return None
+    if PROGRAM:
+        return PROGRAM
     name = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
     if not name or name == "__main__":
         return None

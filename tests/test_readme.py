@@ -29,6 +29,7 @@ def test_first_five_minutes_commands_run_as_written(tmp_path):
     commands = [line.split("  #")[0].strip() for line in block.splitlines()]
     commands = [c for c in commands if c and not c.startswith(("make ", ". ", "#"))]
     assert any(c.startswith("python -m mrjobs.dot_products examples/") for c in commands)
+    assert any(c.startswith("mrsparse dot-products examples/") for c in commands)
     # what they write goes to /tmp, not into the checkout (here: into tmp_path)
     written = [w for c in commands for w in re.findall(r">\s*(\S+)", c)]
     assert written and all(w.startswith("/tmp/") for w in written), written
@@ -37,6 +38,7 @@ def test_first_five_minutes_commands_run_as_written(tmp_path):
     bin_dir.mkdir()
     (bin_dir / "python").write_text('#!/bin/sh\nexec %s "$@"\n' % sys.executable)
     (bin_dir / "python").chmod(0o755)
+    os.symlink(os.path.join(os.path.dirname(sys.executable), "mrsparse"), bin_dir / "mrsparse")
     os.symlink(os.path.join(root, "examples"), tmp_path / "examples")
     env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]), PYTHONPATH=root)
     for command in commands:

@@ -8,6 +8,7 @@ import logging
 import math
 
 from mrjobs.measures import MEASURES
+from mrjobs import options
 from mrjobs.options import finite_float, numbers_as_values
 from mrjobs.parsing import FORMATS, POSTINGS
 from mrjobs.plan.estimates import estimate
@@ -41,7 +42,7 @@ def _finite_float(text):
 
 def parser():
     ap = argparse.ArgumentParser(
-        prog="python -m mrjobs.plan",
+        prog=options.PROGRAM or "python -m mrjobs.plan",
         description="What a run of python -m mrjobs.dot_products will cost: block count, "
                     "block pairs, bytes shuffled per step, memory per reducer, products and "
                     "time, from the input's size and a sample of it. The job's options "
