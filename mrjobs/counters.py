@@ -86,14 +86,19 @@ class Counters(dict):
         self.clear()
 
 
+#: the WORK counters the report reads
+_REPORTED_WORK = (OUTPUT_LINES, PAIRS_BELOW_THRESHOLD, ROWS_PRUNED, COLUMNS_PRUNED,
+                  CELLS_PRUNED, BLOCK_PAIRS_PRUNED)
+
+
 def _totals(step_counters):
     """``{(group, name): count}`` summed over the steps (groups INPUT and
-    DFCUT, and the output lines)."""
+    DFCUT, and the output lines and the pairs under the threshold)."""
     total = {}
     for step in step_counters or ():
         for group, names in step.items():
             for name, n in names.items():
-                if group in (INPUT, DFCUT) or (group, name) == (WORK, OUTPUT_LINES):
+                if group in (INPUT, DFCUT) or (group == WORK and name in _REPORTED_WORK):
                     total[(group, name)] = total.get((group, name), 0) + n
     return total
 
@@ -155,7 +160,27 @@ def run_report(step_counters):
                      "not scorable by the measure or skipped" % (
                          _n(n), _n(ids), "query vector(s)" if queries else "vector(s)",
                          "the corpus" if queries else "another vector"))
+        if n == ids:
+            lines += _why_nothing(total)
     return "\n".join(lines)
+
+
+def _why_nothing(total):
+    """Where a run wrote no line at all and pairs fell below --threshold: a
+    line that says so, and where --max-df dropped features, that the pairs
+    through them were never scored."""
+    below = total.get((WORK, PAIRS_BELOW_THRESHOLD), 0)
+    pruned = sum(total.get((WORK, name), 0) for name in (ROWS_PRUNED, COLUMNS_PRUNED,
+                                                           CELLS_PRUNED, BLOCK_PAIRS_PRUNED))
+    if not below and not pruned:
+        return []
+    line = ("mrsparse: no pair reached --threshold (%s pair(s) scored below it%s)"
+            % (_n(below), ", more pruned as unable to reach it" if pruned else ""))
+    dropped = total.get((DFCUT, FEATURES_DROPPED), 0)
+    if dropped:
+        line += ("; pairs that share only the %s feature(s) --max-df dropped were never "
+                 "scored: a larger --max-df (or none) scores them" % _n(dropped))
+    return [line]
 
 
 def _n(count):

@@ -30,8 +30,9 @@ kind starts, so its memory does not grow with ``--vectors`` (the feature ids
 of ``--vocabulary`` are held, about 100 bytes each).
 
 A progress bar (``tqdm``, one of mrsparse's dependencies) is shown on stderr
-for large corpora; where tqdm cannot be imported the generator runs
-silently.
+for large corpora where stderr is a terminal (``--progress`` shows it
+anyway, ``--no-progress`` never); where tqdm cannot be imported the
+generator runs silently.
 """
 import argparse
 import sys
@@ -317,13 +318,24 @@ def generate_query_lines(queries, vectors, features_per_vector=50, vocabulary=10
 
 
 def _progress(total, progress):
-    if progress is False or (progress is None and total < 50000):
+    if progress is False:
+        return None
+    if progress is None and (total < 50000 or not _is_terminal(sys.stderr)):
         return None
     try:
         from tqdm import tqdm
     except ImportError:
         return None
     return tqdm(total=total, unit="vec", file=sys.stderr, desc="generating")
+
+
+def _is_terminal(stream):
+    """True where ``stream`` is a terminal (a log file would keep every ``\\r``
+    update of a bar)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _write(path, lines):
@@ -368,8 +380,8 @@ def main(argv=None):
                     help="append empty, one-feature and duplicated vectors, a feature in "
                          "every vector and UUIDs with TAB/LF/CR/0x0B bytes")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="show a progress bar (default: for 50000 vectors or more, if tqdm "
-                         "is installed)")
+                    help="show a progress bar (default: for 50000 vectors or more, on a "
+                         "terminal, if tqdm is installed)")
     ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     ap.add_argument("--queries", type=int, metavar="N",
                     help="also write N query vectors over the corpus's feature ids, drawn as "

@@ -6,6 +6,7 @@ option).  The jobs add them in ``configure_args`` and check them in
 import argparse
 import difflib
 import math
+import re
 import sys
 
 from mrjobs.counters import DFCUT
@@ -50,7 +51,9 @@ def command_name(job):
 
 def suggesting(parser, error):
     """``parser.error`` that names the option closest to a misspelt one
-    ("unrecognized arguments: --top-kk 3 (did you mean --top-k?)")."""
+    ("unrecognized arguments: --top-kk 3 (did you mean --top-k?)"), and the
+    choice closest to a misspelt one ("invalid choice: 'cosin' (choose from
+    ...) (did you mean cosine?)")."""
     def suggest(message):
         prefix = "unrecognized arguments: "
         if message.startswith(prefix):
@@ -63,6 +66,13 @@ def suggesting(parser, error):
                         hints.append("%s: did you mean %s?" % (arg.split("=", 1)[0], close[0]))
             if hints:
                 message += " (%s)" % "; ".join(hints)
+        choice = re.match(r"argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)$",
+                          message)
+        if choice:  # --measure cosin: the choice meant first
+            choices = [c.strip().strip("'") for c in choice.group(3).split(",")]
+            close = difflib.get_close_matches(choice.group(2), choices, n=1)
+            if close:
+                message += " (did you mean %s?)" % close[0]
         return error(message)
     return suggest
 

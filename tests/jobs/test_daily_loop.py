@@ -36,6 +36,27 @@ def test_a_misspelt_option_names_the_one_meant_and_the_command_run(tmp_path, mod
     assert error.endswith("(%s: did you mean %s?)" % (misspelt.split("=")[0], meant))
 
 
+@pytest.mark.parametrize("option, misspelt, meant", [
+    ("--measure", "cosin", "cosine"), ("--strategy", "stripe", "stripes")])
+@pytest.mark.slow
+def test_a_misspelt_choice_names_the_one_meant(tmp_path, option, misspelt, meant):
+    proc = launch(tmp_path, "mrjobs.dot_products", "x.jsonl", option, misspelt)
+    assert proc.returncode == 2
+    error = proc.stderr.splitlines()[-1]
+    assert error.startswith("python -m mrjobs.dot_products: error: argument %s: invalid "
+                            "choice: '%s' (choose from " % (option, misspelt))
+    assert error.endswith(") (did you mean %s?)" % meant)
+
+
+def test_a_misspelt_choice_of_the_planner_names_the_one_meant(capsys):
+    from mrjobs.plan.cli import parser
+
+    with pytest.raises(SystemExit):
+        parser().parse_args(["x", "--measure", "jacard"])
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert "invalid choice: 'jacard'" in error and error.endswith("(did you mean jaccard?)")
+
+
 def test_help_names_the_command_run(tmp_path):
     proc = launch(tmp_path, "mrjobs.dot_products", "--help")
     assert proc.returncode == 0

@@ -1,6 +1,8 @@
 """The generator's queries (over the corpus's feature ids, drawn as its
 vectors are), its determinism, and its streaming (chunks change no byte;
 memory does not grow with the number of vectors)."""
+import subprocess
+import sys
 import tracemalloc
 import uuid
 
@@ -104,3 +106,18 @@ def test_lines_are_streamed():
     assert generate._CHUNK == 2000
     small, large = _peak(2000), _peak(10000)
     assert large < 1.5 * small, (small, large)
+
+
+@pytest.mark.slow
+def test_no_progress_bar_goes_to_a_log_file(tmp_path):
+    # stderr a file, not a terminal: no bar (and none of its \r updates)
+    # unless asked for
+    def run(*flags):
+        with open(tmp_path / "log", "w+b") as log:
+            subprocess.run([sys.executable, "-m", "mrjobs.generate", "--vectors", "50000",
+                            "--features-per-vector", "1", "--vocabulary", "100", "-o",
+                            str(tmp_path / "c.jsonl")] + list(flags), stderr=log, check=True)
+            log.seek(0)
+            return log.read()
+    assert run() == b""
+    assert b"\r" in run("--progress")

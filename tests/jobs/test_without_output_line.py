@@ -132,3 +132,21 @@ def test_against_the_oracle_local(strategy, tmp_path):
     args = CASES[1] + (["--blocks", "3"] if strategy == "blocks" else [])
     for q in (QUERIES, None):
         assert _counted(_run(args, LINES, strategy, "local", tmp_path, q)) == _want(args, q)
+
+
+def test_a_run_without_any_line_says_why_when_a_threshold_or_a_cut_did_it():
+    from mrjobs.counters import DFCUT, FEATURES_DROPPED, PAIRS_BELOW_THRESHOLD, ROWS_PRUNED
+
+    read = {INPUT: {VECTOR_IDS: 4}}
+    below = {WORK: {PAIRS_BELOW_THRESHOLD: 6}}
+    report = run_report([read, below]).splitlines()
+    assert report[-1] == "mrsparse: no pair reached --threshold (6 pair(s) scored below it)"
+    cut = {DFCUT: {FEATURES_DROPPED: 2}, WORK: {PAIRS_BELOW_THRESHOLD: 6, ROWS_PRUNED: 1}}
+    assert run_report([read, cut]).splitlines()[-1] == (
+        "mrsparse: no pair reached --threshold (6 pair(s) scored below it, more pruned as "
+        "unable to reach it); pairs that share only the 2 feature(s) --max-df dropped were "
+        "never scored: a larger --max-df (or none) scores them")
+    # a line was written, or no threshold: nothing more
+    assert "reached" not in run_report([read, {WORK: {PAIRS_BELOW_THRESHOLD: 6,
+                                                       OUTPUT_LINES: 1}}])
+    assert "reached" not in run_report([read])
