@@ -155,3 +155,26 @@ def test_to_pandas_is_one_row_a_pair_ranked():
     assert frame.values.tolist() == [["a", "c", 3.0, 1], ["a", "b", 2.0, 2],
                                      ["b", "c", 6.0, 1], ["b", "a", 2.0, 2],
                                      ["c", "b", 6.0, 1], ["c", "a", 3.0, 2]]
+
+
+@pytest.mark.slow
+@pytest.mark.smoke
+def test_the_notebook_example_finds_what_sp_matmul_rs_finds():
+    # docs/api/python.md: the same matrix, the local runner, top-5 cosine
+    sp_matmul_topn = pytest.importorskip("sp_matmul_rs").sp_matmul_topn
+    m = sp.random(300, 1000, density=0.01, random_state=7, format="csr")
+    ids = ["doc-%d" % i for i in range(300)]
+    result = mrjobs.neighbours(m, ids, measure="cosine", top_k=5, runner="local")
+    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+    x = sp.csr_matrix(sp.diags(1 / np.where(norms > 0, norms, 1)) @ m)
+    peer = sp.csr_matrix(sp_matmul_topn(x, x.T, top_n=6, sort=True))
+    peer.setdiag(0)
+    peer.eliminate_zeros()
+    ours = result.matrix
+    for i in range(300):
+        theirs = peer[i]
+        order = np.argsort(-theirs.data, kind="stable")[:5]
+        want = dict(zip(theirs.indices[order].tolist(), theirs.data[order].tolist()))
+        have = dict(zip(ours[i].indices.tolist(), ours[i].data.tolist()))
+        assert have.keys() == want.keys(), i
+        np.testing.assert_allclose([have[j] for j in want], list(want.values()), rtol=1e-9)
