@@ -10,6 +10,7 @@ from mrjobs.pairs.kernel import LIVE_SHARE_MAX
 from mrjobs.plan import resources
 from mrjobs.plan.sample import PlanError
 from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
+from mrjobs.runtime.localsettings import SPLIT_BYTES, task_count
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
                                       bytes_per_entry, cores, data_first_line, default_blocks,
                                       df_cut_form, estimate_blocks, input_data_bytes,
@@ -273,6 +274,12 @@ def _resources(e, fams, n_feat, o, cal):
                             if o.runner in (None, "local") else None)
 
 
+def _split_bytes(o):
+    """The local runner's bytes a task for the job (``split_bytes``: the blocks
+    strategy's; stripes keeps mrjob's two tasks a core, None)."""
+    return SPLIT_BYTES if o.strategy == "blocks" else None
+
+
 def _reducers(o):
     """Reduce tasks a step: --reducers, else what mrjob's local and inline
     runners start (they split each step's input in about two per core)."""
@@ -286,11 +293,11 @@ def _reducers(o):
 def _map_tasks(input_bytes, o):
     """Map tasks of the first step: the job's local runner's (a task per
     ``SPLIT_BYTES`` of input, at most one a core up to ``BALANCE_BYTES`` a
-    core: :func:`~mrjobs.runtime.localsettings.task_count`), mrjob's inline
-    runner's two, a cluster's one an HDFS block (128 MB)."""
-    from mrjobs.runtime.localsettings import SPLIT_BYTES, task_count
+    core: :func:`~mrjobs.runtime.localsettings.task_count`; stripes: mrjob's
+    two a core), mrjob's inline runner's two, a cluster's one an HDFS block
+    (128 MB)."""
     if o.runner == "local":
-        return task_count(int(input_bytes), cores(o.num_cores), SPLIT_BYTES)
+        return task_count(int(input_bytes), cores(o.num_cores), _split_bytes(o))
     if o.runner in (None, "inline"):
         return 2
     return max(1, -(-int(input_bytes) // 2**27))
@@ -359,11 +366,17 @@ def estimate(corpus, queries, o, calibration=None):
         # input, at most one a core up to BALANCE_BYTES a core: size R by the
         # vectors step (its reducers send the --max-df count tables), whose
         # bytes do not depend on R
-        from mrjobs.runtime.localsettings import SPLIT_BYTES, task_count
         R = e["reducers"] = task_count(int(vectors_step(e, wire)["bytes"]),
-                                       cores(o.num_cores), SPLIT_BYTES)
+                                       cores(o.num_cores), _split_bytes(o))
     e["map_tasks"] = _map_tasks(e["input_bytes"], o)
     e["steps"] = job_steps(e, wire, o, R)
+    if o.runner == "local" and not o.reducers:
+        # and each step's own count, as the local runner takes it from the
+        # bytes shuffled into that step, a split holding whole keys (a block
+        # pair step has no more tasks than block pairs): what a run uses
+        for step in e["steps"]:
+            n = task_count(int(step["bytes"]), cores(o.num_cores), _split_bytes(o))
+            step["reducers"] = min(n, e["block_pairs"]) if step["step"] == "pairs" else n
     e["output_bytes"] = output_bytes(e, wire, o)
     # without --output-dir the last step writes the output into the temp
     # dir, whence it is copied to stdout at the end (runtime.epilogue.write_output)

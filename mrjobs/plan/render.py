@@ -107,10 +107,14 @@ def format_plan(e, o):
                      "live in the sample; the job prunes a block pair at <= %.0f%%)" % (
                          "pays" if e["prune_pays"] else "does not pay: every product runs",
                          100 * e["prune_live_share"], 100 * _live_share_max()))
-    lines.append("  shuffle (bytes into the reducers), %d reduce tasks a step:" % e["reducers"])
+    by_step = all("reducers" in s for s in e["steps"])
+    lines.append("  shuffle (bytes into the reducers), %s:" % (
+        "reduce tasks by step" if by_step else "%d reduce tasks a step" % e["reducers"]))
     for i, s in enumerate(e["steps"]):
-        lines.append("    step %d %-8s %10s  (%s records, %s entries)" % (
-            i + 1, s["step"], _size(s["bytes"]), _n(s["records"]), _n(s["entries"])))
+        lines.append("    step %d %-8s %10s  (%s records, %s entries%s)" % (
+            i + 1, s["step"], _size(s["bytes"]), _n(s["records"]), _n(s["entries"]),
+            "; %d reduce task%s" % (s["reducers"], "" if s["reducers"] == 1 else "s")
+            if by_step else ""))
     lines.append("    total         %10s" % _size(sum(s["bytes"] for s in e["steps"])))
     lines.append("  time: " + _time_line(e, o))
     lines += ["  warning: " + w for w in _warnings(e, o)]

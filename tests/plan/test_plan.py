@@ -253,3 +253,21 @@ def test_large_top_k_takes_fewer_blocks_in_the_job_and_the_plan(tmp_path):
             assert "reducers of the pairs step idle" not in P.format_plan(e, o)
     assert blocks == {("tanimoto", 10): (3, 3), ("tanimoto", 200): (1, 1),
                       ("cosine", 1): (1, 1), ("cosine", 10): (1, 1)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [["--max-df", "2000", "--blocks", "4"],
+                                  ["--max-df", "2000", "--strategy", "stripes"],
+                                  ["--blocks", "3"]], ids=" ".join)
+def test_the_reduce_tasks_planned_by_step_are_the_local_runs(tmp_path, args):
+    # each step's count as the local runner takes it (stripes: mrjob's 2 a core)
+    path = corpus(tmp_path / "c.jsonl", 8000, fpv=50, vocab=100000)
+    o = options(path, "--top-k", "10", *args, "-r", "local", "--num-cores", "2")
+    planned = [s["reducers"] for s in P.plan(o)["steps"]]
+    subprocess.run([sys.executable, "-m", "mrjobs.dot_products", path, "--top-k", "10", *args,
+                    "-r", "local", "--num-cores", "2", "--quiet", "--cleanup", "NONE",
+                    "--local-tmp-dir", str(tmp_path / "run")], check=True,
+                   stdout=subprocess.DEVNULL, cwd=tmp_path)
+    steps = sorted((tmp_path / "run").glob("*/step/*"))
+    used = [len(list(s.glob("reducer/0*"))) for s in steps]
+    assert planned == used and max(used) > 1
