@@ -199,6 +199,7 @@ bench: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.prune
 	tests/engines/fetch-jars.sh >/dev/null && env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.hadoop
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate --calibration mrjobs/plan/calibration.json
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.planner
 
 # the documentation site (mkdocs.yml, docs/) into .cache/site, every warning an
 # error; the docs extra (mkdocs) comes with `make install`

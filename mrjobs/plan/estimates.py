@@ -15,7 +15,7 @@ from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENT
                                       bytes_per_entry, cores, data_first_line, default_blocks,
                                       df_cut_form, estimate_blocks, input_data_bytes,
                                       one_block_pays, pair_memory_bytes, reducers,
-                                      vector_entries, whole_rows)
+                                      pair_threads, vector_entries, whole_rows)
 
 __all__ = ["POSTING_ENTRY_BYTES", "MAX_TASKS", "estimate", "job_args"]
 
@@ -322,6 +322,9 @@ def _blocks_estimates(e, fams, o, R, has_queries):
     B, e["blocks_over_limit"] = _job_blocks(o, e["input_bytes"], mean_length)
     e["blocks"] = B
     e["block_pairs"] = B * B if has_queries else B * (B + 1) // 2
+    # one block's pair on the cores (the threads' triangle, sizing.whole_rows)
+    e["pair_threads"] = (pair_threads(o.runner or "inline", B, o.num_cores)
+                         if B == 1 and whole_rows(o) else 1)
     # --max-df: the form the job would choose for this runner and B
     e["df_cut_form"] = None if o.max_df is None else df_cut_form(o.runner, B, has_queries)
     # a pair decodes its blocks whole: in the counts form it applies the

@@ -159,7 +159,9 @@ def times(e, c, slots):
     own for the steps it ran (``steps``: vectors, pairs, rows), else ``c0 slots
     + c_bytes bytes (+ c_pairs ...)``; of a step's CPU, the share ``par`` runs
     on ``min(slots, tasks)`` cores, the rest (the sort, the launcher's work)
-    on one.  The direct form's pair step (its mappers read the input: model
+    on one (a block pair's task on ``pair_threads`` cores where one block's
+    pair runs on threads; the local runner's tasks of a step as the plan
+    counts them).  The direct form's pair step (its mappers read the input: model
     ``direct``) has its own constants; a calibration without them takes the
     pairs step's and the vectors step's ``c_bytes`` for the ``parse`` bytes
     (what a vectors step's mappers would write), on ``min(slots, map tasks)``."""
@@ -175,10 +177,10 @@ def times(e, c, slots):
         k, cb, cp = (per.get(model) or per.get(s["step"])
                      or (c["c0"] * slots, c["c_bytes"], c["c_pairs"]))
         step_cpu = k + cb * s["bytes"]
-        tasks = e["reducers"]
+        tasks = s.get("reducers", e["reducers"])
         if s["step"] == "pairs":
             step_cpu += cp * e["products_computed"]
-            tasks = min(tasks, e["block_pairs"])
+            tasks = min(tasks, e["block_pairs"]) * e.get("pair_threads", 1)
         parts = [(step_cpu, tasks)]
         if s.get("parse") and model not in per:
             parts.append(((per.get("vectors") or (0.0, c["c_bytes"]))[1] * s["parse"],

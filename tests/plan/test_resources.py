@@ -175,4 +175,5 @@ def test_calibrate_reports_every_constant_it_wrote():
     text = _constants_text(constants)
     for step, model in constants["steps"].items():
         assert "%s=[%s]" % (step, ", ".join("%.3g" % x for x in model)) in text
-    assert "par=%.3g" % constants["par"] in text
+    if "par" in constants:  # (fitted where a calibration run's step ran on several cores)
+        assert "par=%.3g" % constants["par"] in text
