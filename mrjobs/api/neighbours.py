@@ -108,14 +108,16 @@ def write_matrix(path, matrix, ids=None, what="ids"):
     ``path`` as compact records, one a line, keyed by the UUIDs of ``ids``
     (the jobs read it as they read any input); return the rows'
     :class:`~mrjobs.api.ids.IdMap`."""
-    rows, ids = _rows(matrix, ids, what)
+    vector, ids = _rows(matrix, ids, what)
     protocol = VectorProtocol()
     with open(path, "wb") as f:
-        for i, (key, vector) in enumerate(zip(ids.uuids, rows)):
+        for i, key in enumerate(ids.uuids):
             try:
                 f.write(protocol.write(key, vector(i)))
             except EncodeError as e:
                 raise ValueError("%s[%d] (%r): %s" % (what, i, ids.ids[i], e)) from None
+            except TypeError as e:  # a feature of a pair that is no id
+                raise TypeError("%s[%d] (%r): a feature: %s" % (what, i, ids.ids[i], e)) from None
             f.write(b"\n")
     return ids
 
@@ -125,7 +127,7 @@ def _is_matrix(x):
 
 
 def _rows(matrix, ids, what):
-    """(a function of a row's index to its SparseVector for each row, IdMap)."""
+    """``(vector, IdMap)``: ``vector(i)`` is row ``i``'s SparseVector."""
     if _is_matrix(matrix):
         import scipy.sparse as sp
 
@@ -134,12 +136,12 @@ def _rows(matrix, ids, what):
         if len(ids) != m.shape[0]:
             raise ValueError("%d %s for a matrix of %d rows" % (len(ids), what, m.shape[0]))
         features = np.array([uuid_of(j).bytes for j in range(m.shape[1])], "S16")
-        return [_csr_row(m, features)] * m.shape[0], ids
+        return _csr_row(m, features), ids
     pairs = list(matrix)
     ids = IdMap([p[0] for p in pairs] if ids is None else ids, what)
     if len(ids) != len(pairs):
         raise ValueError("%d %s for %d vectors" % (len(ids), what, len(pairs)))
-    return [_dict_row(pairs[i][1]) for i in range(len(pairs))], ids
+    return lambda i: SparseVector.from_dict({uuid_of(f): w for f, w in pairs[i][1].items()}), ids
 
 
 def _csr_row(m, features):
@@ -149,10 +151,6 @@ def _csr_row(m, features):
         order = np.argsort(keys, kind="stable")
         return SparseVector(keys[order], weights[order], merge=True)
     return vector
-
-
-def _dict_row(mapping):
-    return lambda i: SparseVector.from_dict({uuid_of(f): w for f, w in mapping.items()})
 
 
 class Neighbours:

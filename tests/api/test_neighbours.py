@@ -136,6 +136,9 @@ def test_bad_shapes_and_weights_are_refused_naming_the_row(tmp_path):
     bad = sp.csr_matrix(np.array([[1.0, 0.0], [np.nan, 1.0]]))
     with pytest.raises(ValueError, match=r"ids\[1\] \('b'\): weights must be finite"):
         write_matrix(str(tmp_path / "x"), bad, ["a", "b"])
+    with pytest.raises(TypeError, match=r"ids\[1\] \('b'\): a feature: an id is an int, a "
+                                        r"str or a uuid.UUID, not float"):
+        write_matrix(str(tmp_path / "y"), [("a", {1: 1.0}), ("b", {2.5: 1.0})])
     with pytest.raises(ValueError, match="output_format"):
         mrjobs.neighbours(sp.identity(2, format="csr"), output_format="compact")
 
