@@ -111,7 +111,7 @@ SELECTED := not slow or smoke
 MARKS ?= $(SELECTED)
 
 test: install engines
-	@echo "make: the unit tests and the smoke tests, with Hadoop, an HDFS + YARN cluster and Spark (the longest stage)"
+	@echo "make: the tests -m \"$(MARKS)\" (the unit and smoke tests unless make test-all), with Hadoop, an HDFS + YARN cluster and Spark (the longest stage)"
 	@$(PY) -m pytest -m "$(MARKS)" $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory test-purepython MARKS="$(MARKS)"
 	@$(MAKE) --no-print-directory test-versions MARKS="$(MARKS)"
