@@ -37,7 +37,7 @@ _import_mrjob_basics()
 
 
 def __getattr__(name):
-    """``mrjobs.neighbours`` (:func:`mrjobs.api.neighbours`), imported when first
+    """``mrjobs.neighbours`` (:func:`mrjobs.api.matrices.neighbours`), imported when first
     used: a task importing the jobs does not import the API."""
     if name == "neighbours":
         from mrjobs.api import neighbours

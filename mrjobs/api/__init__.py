@@ -7,6 +7,6 @@ the job back; :mod:`mrjobs.api.ids` maps ids to the jobs' UUID keys.
 ``mrjobs.neighbours`` is :func:`neighbours`.
 """
 from mrjobs.api.ids import NAMESPACE, IdMap, uuid_of
-from mrjobs.api.neighbours import Neighbours, neighbours, write_matrix
+from mrjobs.api.matrices import Neighbours, neighbours, write_matrix
 
 __all__ = ["NAMESPACE", "IdMap", "Neighbours", "neighbours", "uuid_of", "write_matrix"]

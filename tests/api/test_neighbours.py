@@ -181,3 +181,29 @@ def test_the_notebook_example_finds_what_sp_matmul_rs_finds():
         have = dict(zip(ours[i].indices.tolist(), ours[i].data.tolist()))
         assert have.keys() == want.keys(), i
         np.testing.assert_allclose([have[j] for j in want], list(want.values()), rtol=1e-9)
+
+
+def test_json_and_compact_inputs_give_the_same_lines(tmp_path):
+    from mrjobs.api import matrices
+
+    m, ids = matrix(seed=9), ["r%d" % i for i in range(120)]
+    lines = {}
+    for fmt in ("compact", "json"):
+        path = str(tmp_path / ("corpus." + fmt))
+        write_matrix(path, m, ids, format=fmt)
+        lines[fmt] = sorted(matrices._run(["-r", "inline", "--top-k", "3", path])[0])
+    assert lines["json"] == lines["compact"] and lines["json"]
+
+
+def test_a_run_that_skips_a_line_written_for_it_is_an_error(tmp_path):
+    # every line the API writes is a vector: one skipped is the engine's
+    # misreading (Spark's text input on compact records), never a quiet gap
+    from mrjobs.api import matrices
+
+    path = tmp_path / "corpus.json"
+    write_matrix(str(path), matrix(seed=10), format="json")
+    with open(path, "ab") as f:
+        f.write(b"not a vector\n")
+    with pytest.raises(RuntimeError, match="did not read the vectors written for it: skipped 1 "
+                                           "bad input line"):
+        matrices._run(["-r", "inline", "--top-k", "3", str(path)])

@@ -50,14 +50,17 @@ def neighbours(matrix, ids=None, *, measure="cosine", top_k=None, threshold=None
     """
     workdir = tempfile.mkdtemp(prefix="mrsparse-neighbours-")
     try:
-        corpus = write_matrix(os.path.join(workdir, "corpus.mrs"), matrix, ids)
+        # Spark's text input decodes lines as UTF-8: JSON lines there
+        fmt = "json" if runner == "spark" else "compact"
+        corpus_path = os.path.join(workdir, "corpus." + fmt)
+        corpus = write_matrix(corpus_path, matrix, ids, format=fmt)
         args = job_args(measure=measure, top_k=top_k, threshold=threshold, **options)
         found = None
         if queries is not None:
-            path = os.path.join(workdir, "queries.mrs")
-            found = write_matrix(path, *_with_ids(queries), what="query ids")
+            path = os.path.join(workdir, "queries." + fmt)
+            found = write_matrix(path, *_with_ids(queries), what="query ids", format=fmt)
             args += ["--queries", path]
-        lines, counters = _run(["-r", runner] + args + [os.path.join(workdir, "corpus.mrs")])
+        lines, counters = _run(["-r", runner] + args + [corpus_path])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return Neighbours.from_lines(lines, corpus, found, counters=counters)
@@ -93,23 +96,33 @@ def job_args(**options):
 def _run(args):
     """``(output lines, counters)`` of the dot products job run with ``args``."""
     from mrjob.util import to_lines
+    from mrjobs.counters import run_report
     from mrjobs.dot_products import MRSparseDotProducts
 
     job = MRSparseDotProducts(args)
     with job.make_runner() as runner:
         runner.run()
-        lines = [line.rstrip(b"\r\n") for line in to_lines(runner.cat_output())]
         counters = runner.counters()
+        # the launcher's end-of-run checks: every line written here is a
+        # vector, so one skipped means the engine did not read what it was given
+        skipped = [line for line in run_report(counters).splitlines()
+                   if line.startswith("mrsparse: skipped")]
+        if skipped:
+            raise RuntimeError("the job did not read the vectors written for it: %s"
+                               % skipped[0][len("mrsparse: "):])
+        job.check_something_was_read(counters)
+        lines = [line.rstrip(b"\r\n") for line in to_lines(runner.cat_output())]
     return lines, counters
 
 
-def write_matrix(path, matrix, ids=None, what="ids"):
+def write_matrix(path, matrix, ids=None, what="ids", format="compact"):
     """Write the rows of ``matrix`` (as :func:`neighbours` takes it) to
-    ``path`` as compact records, one a line, keyed by the UUIDs of ``ids``
-    (the jobs read it as they read any input); return the rows'
-    :class:`~mrjobs.api.ids.IdMap`."""
+    ``path``, one a line keyed by the UUID of its id, as compact records
+    (``format="compact"``) or the jobs' JSON lines (``"json"``, for Spark,
+    whose text input takes only UTF-8); the jobs read either as any input.
+    Return the rows' :class:`~mrjobs.api.ids.IdMap`."""
     vector, ids = _rows(matrix, ids, what)
-    protocol = VectorProtocol()
+    protocol = VectorProtocol() if format == "compact" else _JSONLines()
     with open(path, "wb") as f:
         for i, key in enumerate(ids.uuids):
             try:
@@ -120,6 +133,19 @@ def write_matrix(path, matrix, ids=None, what="ids"):
                 raise TypeError("%s[%d] (%r): a feature: %s" % (what, i, ids.ids[i], e)) from None
             f.write(b"\n")
     return ids
+
+
+class _JSONLines:
+    """The jobs' JSON input line of a key and a SparseVector (weights as
+    ``repr`` writes them: read back exactly)."""
+
+    def write(self, key, vector):
+        import json
+        import uuid
+
+        features = {str(uuid.UUID(bytes=i)): float(w)
+                    for i, w in zip(vector.ids.tolist(), vector.weights.tolist())}
+        return json.dumps({"id": str(key), "features": features}).encode("ascii")
 
 
 def _is_matrix(x):
