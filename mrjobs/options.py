@@ -11,7 +11,7 @@ import sys
 
 from mrjobs.counters import DFCUT
 from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text
-from mrjobs.parsing import POSTINGS
+from mrjobs.parsing import COMPACT_FORMATS, POSTINGS
 from mrjobs.runtime.paths import local_lines
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, MAX_BLOCKS
 
@@ -352,6 +352,13 @@ def check_common_options(ap, o, is_task=False):
     if o.overwrite_output and not o.output_dir and not is_task:  # (tasks are not told it)
         ap.error("argument --overwrite-output: has no effect without --output-dir (the "
                  "output goes to stdout)")
+    if o.input_format in COMPACT_FORMATS and o.runner == "spark":
+        # mrjob's Spark harness reads input as text (UTF-8): every compact
+        # record would be counted malformed after the whole run
+        ap.error("--input-format %s reads binary records, which Spark's text input cannot "
+                 "carry (it decodes lines as UTF-8); convert them to JSON "
+                 "first (python -m mrjobs.convert --to json, on another runner) for -r spark"
+                 % o.input_format)
     if o.output_format == "compact" and o.runner == "spark":
         # pyspark's saveAsTextFile decodes each output line as UTF-8 (invalid
         # bytes become U+FFFD): binary records would be silently corrupted.

@@ -43,6 +43,16 @@ def test_compact_output_is_refused_on_spark():
     MRInvertedIndex(["-r", "spark", "in.txt"])           # JSON output: fine
 
 
+@pytest.mark.parametrize("fmt", ["compact", "postings"])
+def test_compact_input_is_refused_on_spark(fmt):
+    # found here: mrjob's Spark harness reads input as text, so each compact
+    # record was counted as a malformed line after the whole run
+    with pytest.raises(ValueError, match="--input-format %s reads binary records, which "
+                                         "Spark's text input cannot carry" % fmt):
+        MRSparseDotProducts(["-r", "spark", "--input-format", fmt, "in.txt"])
+    MRSparseDotProducts(["-r", "spark", "--input-format", "json", "in.txt"])
+
+
 @pytest.mark.parametrize("strategy", ["blocks", "stripes"])
 @pytest.mark.smoke
 def test_dot_products_cosine_top_k_max_df(corpus_files, strategy):
