@@ -17,7 +17,9 @@ import numpy as np
 
 from mrcodecs import SparseVector, VectorProtocol
 from mrcodecs.errors import EncodeError
+from mrcodecs.jobwire import Stripe
 from mrjobs.api.ids import IdMap, uuid_of
+from mrjobs.jobprotocols import NeighboursJSONProtocol, VectorJSONProtocol
 
 __all__ = ["Neighbours", "job_args", "neighbours", "write_matrix"]
 
@@ -122,7 +124,7 @@ def write_matrix(path, matrix, ids=None, what="ids", format="compact"):
     whose text input takes only UTF-8); the jobs read either as any input.
     Return the rows' :class:`~mrjobs.api.ids.IdMap`."""
     vector, ids = _rows(matrix, ids, what)
-    protocol = VectorProtocol() if format == "compact" else _JSONLines()
+    protocol = VectorProtocol() if format == "compact" else _JSONVectors()
     with open(path, "wb") as f:
         for i, key in enumerate(ids.uuids):
             try:
@@ -135,17 +137,11 @@ def write_matrix(path, matrix, ids=None, what="ids", format="compact"):
     return ids
 
 
-class _JSONLines:
-    """The jobs' JSON input line of a key and a SparseVector (weights as
-    ``repr`` writes them: read back exactly)."""
+class _JSONVectors(VectorJSONProtocol):
+    """The jobs' JSON input protocol, written from a UUID and a SparseVector."""
 
     def write(self, key, vector):
-        import json
-        import uuid
-
-        features = {str(uuid.UUID(bytes=i)): float(w)
-                    for i, w in zip(vector.ids.tolist(), vector.weights.tolist())}
-        return json.dumps({"id": str(key), "features": features}).encode("ascii")
+        return super().write(key.bytes, Stripe(vector.ids, vector.weights))
 
 
 def _is_matrix(x):
@@ -198,8 +194,6 @@ class Neighbours:
         """Read the job's JSON output ``lines`` (bytes or str, as the job or a
         command-line run wrote them), the ids being those of ``corpus`` and
         ``queries`` (:class:`~mrjobs.api.ids.IdMap`, or sequences of ids)."""
-        from mrjobs.jobprotocols import NeighboursJSONProtocol
-
         corpus = corpus if isinstance(corpus, IdMap) else IdMap(corpus)
         rows_of = corpus if queries is None else (
             queries if isinstance(queries, IdMap) else IdMap(queries, "query ids"))
@@ -260,7 +254,8 @@ class Neighbours:
         return r, c, s
 
     def __repr__(self):
-        return "<Neighbours: %d rows, %d pairs>" % (len(self.ids), sum(map(len, self._rows.values())))
+        pairs = sum(map(len, self._rows.values()))
+        return "<Neighbours: %d rows, %d pairs>" % (len(self.ids), pairs)
 
 
 def _uuid_text(key):
