@@ -44,8 +44,8 @@ Blocks without ``--max-df``, on vectors (not posting lists), runs two steps,
 *pairs* and *rows* (the direct form): the pair step's mappers parse and check
 the lines and send each vector as read to its block pairs, whose reducers
 merge a repeated id's lines, prepare the vectors and count the ids
-(:func:`mrjobs.strategies.vectors.side_preparer`): the vectors step's work, the same output bytes and
-counters, one shuffle of the input fewer.
+(:func:`mrjobs.strategies.vectors.side_preparer`): the vectors step's work,
+the same output bytes and counters, one shuffle of the input fewer.
 """
 import logging
 import os
@@ -58,8 +58,8 @@ from mrjobs.options import (add_dot_products_options, check_blocks_against_lines
                             check_dot_products_options,
                             dot_products_memory_advice)
 from mrjobs.strategies.sizing import (bytes_per_entry, data_first_line, default_blocks,
-                                     df_cut_form, input_data_bytes, pair_threads,
-                                     vector_entries, whole_rows)
+                                     df_cut_form, input_data_bytes, local_split_bytes,
+                                     pair_threads, vector_entries, whole_rows)
 from mrjobs.counters import (INPUT, QUERY_VECTOR_IDS, QUERY_VECTORS_READ, VECTOR_IDS,
                              VECTORS_READ)
 from mrjobs.parsing import FORMATS, POSTINGS
@@ -189,10 +189,7 @@ class MRSparseDotProducts(SparseJob):
                               whole=whole_rows(o))
 
     def split_bytes(self):
-        # blocks gives the same bytes for every partitioning; stripes' sums
-        # follow it in the last bit: it keeps mrjob's splits
-        from mrjobs.runtime.localsettings import SPLIT_BYTES  # the launcher's: not in tasks
-        return SPLIT_BYTES if self.options.strategy == "blocks" else None
+        return local_split_bytes(self.options.strategy)
 
     def _runner_kwargs(self):
         kwargs = super()._runner_kwargs()

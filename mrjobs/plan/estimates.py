@@ -10,12 +10,12 @@ from mrjobs.pairs.kernel import LIVE_SHARE_MAX
 from mrjobs.plan import resources
 from mrjobs.plan.sample import PlanError
 from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
-from mrjobs.runtime.localsettings import SPLIT_BYTES, task_count
+from mrjobs.runtime.localsettings import task_count
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
                                       bytes_per_entry, cores, data_first_line, default_blocks,
                                       df_cut_form, estimate_blocks, input_data_bytes,
-                                      one_block_pays, pair_memory_bytes, reducers,
-                                      pair_threads, vector_entries, whole_rows)
+                                      local_split_bytes, one_block_pays, pair_memory_bytes,
+                                      pair_threads, reducers, vector_entries, whole_rows)
 
 __all__ = ["POSTING_ENTRY_BYTES", "MAX_TASKS", "estimate", "job_args"]
 
@@ -274,12 +274,6 @@ def _resources(e, fams, n_feat, o, cal):
                             if o.runner in (None, "local") else None)
 
 
-def _split_bytes(o):
-    """The local runner's bytes a task for the job (``split_bytes``: the blocks
-    strategy's; stripes keeps mrjob's two tasks a core, None)."""
-    return SPLIT_BYTES if o.strategy == "blocks" else None
-
-
 def _reducers(o):
     """Reduce tasks a step: --reducers, else what mrjob's local and inline
     runners start (they split each step's input in about two per core)."""
@@ -297,7 +291,7 @@ def _map_tasks(input_bytes, o):
     two a core), mrjob's inline runner's two, a cluster's one an HDFS block
     (128 MB)."""
     if o.runner == "local":
-        return task_count(int(input_bytes), cores(o.num_cores), _split_bytes(o))
+        return task_count(int(input_bytes), cores(o.num_cores), local_split_bytes(o.strategy))
     if o.runner in (None, "inline"):
         return 2
     return max(1, -(-int(input_bytes) // 2**27))
@@ -370,7 +364,7 @@ def estimate(corpus, queries, o, calibration=None):
         # vectors step (its reducers send the --max-df count tables), whose
         # bytes do not depend on R
         R = e["reducers"] = task_count(int(vectors_step(e, wire)["bytes"]),
-                                       cores(o.num_cores), _split_bytes(o))
+                                       cores(o.num_cores), local_split_bytes(o.strategy))
     e["map_tasks"] = _map_tasks(e["input_bytes"], o)
     e["steps"] = job_steps(e, wire, o, R)
     if o.runner == "local" and not o.reducers:
@@ -378,7 +372,7 @@ def estimate(corpus, queries, o, calibration=None):
         # bytes shuffled into that step, a split holding whole keys (a block
         # pair step has no more tasks than block pairs): what a run uses
         for step in e["steps"]:
-            n = task_count(int(step["bytes"]), cores(o.num_cores), _split_bytes(o))
+            n = task_count(int(step["bytes"]), cores(o.num_cores), local_split_bytes(o.strategy))
             step["reducers"] = min(n, e["block_pairs"]) if step["step"] == "pairs" else n
     e["output_bytes"] = output_bytes(e, wire, o)
     # without --output-dir the last step writes the output into the temp

@@ -16,7 +16,7 @@ import os
 import struct
 
 __all__ = ["default_blocks", "reducers", "cores", "estimate_blocks", "pair_memory_bytes", "df_cut_form",
-           "rows_outweigh", "vector_entries", "ROWS_OVER_INPUT",
+           "rows_outweigh", "vector_entries", "local_split_bytes", "ROWS_OVER_INPUT",
            "DF_CUT_FORMS", "DEFAULT_BLOCK_ENTRIES", "INPUT_BYTES_PER_ENTRY", "COMPACT_BYTES_PER_ENTRY",
            "bytes_per_entry", "MAX_BLOCKS", "TASK_BASE_BYTES", "PAIR_BYTES_PER_ENTRY",
            "CHUNK_BYTES_PER_ENTRY", "WHOLE_ROWS_MAX_ENTRIES", "TRIANGLE_MAX_ENTRIES",
@@ -225,6 +225,15 @@ def pair_threads(runner, blocks, num_cores=None):
     if blocks == 1 and runner in ("inline", "local"):
         return min(cores(num_cores), MAX_PAIR_THREADS)
     return 1
+
+
+def local_split_bytes(strategy):
+    """The local runner's bytes a task (its ``split_bytes``) for a
+    ``--strategy``: blocks gives the same bytes for every partitioning;
+    stripes' sums follow it in the last bit, so it keeps mrjob's splits
+    (None).  The job passes it to its runner, the planner counts tasks by it."""
+    from mrjobs.runtime.localsettings import SPLIT_BYTES  # the launcher's: not in tasks
+    return SPLIT_BYTES if strategy == "blocks" else None
 
 
 def cores(num_cores=None):
