@@ -63,6 +63,13 @@ STRIPE_ENTRIES_COMBINED = "stripe entries combined away"
 BLOCK_ENTRIES_SENT = "block entries sent"
 DF_COUNT_ENTRIES_SENT = "df count entries sent"
 BLOCK_PAIRS = "block pairs"
+#: the prefix strategy (mrjobs.strategies.prefix): whole-vector entries sent
+#: to prefix features, the features whose reducer scored pairs, and pairs kept
+#: by a feature's reducer but left to the reducer of an earlier prefix feature
+#: the pair shares
+PREFIX_ENTRIES_SENT = "prefix entries sent"
+PREFIX_GROUPS = "prefix features with a pair to score"
+PREFIX_PAIRS_DROPPED = "pairs left to an earlier prefix feature"
 PRODUCTS_COMPUTED = "products computed"
 #: pruning under --threshold (blocks strategy; see mrjobs.pairs.pruning)
 ROWS_PRUNED = "pruned: rows"

@@ -115,7 +115,7 @@ class MRSparseDotProducts(SparseJob):
             o.queries = streams.read(o.queries, "--queries %s" % o.queries)
 
     def task_modules(self):
-        if self.options.strategy == "blocks":
+        if self.options.strategy in ("blocks", "prefix"):
             return ("numpy", "scipy.sparse")
         return ("numpy",)
 

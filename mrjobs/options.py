@@ -14,6 +14,7 @@ from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text
 from mrjobs.parsing import COMPACT_FORMATS, POSTINGS
 from mrjobs.runtime.paths import local_lines
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, MAX_BLOCKS
+from mrjobs.strategies.prefixing import SUPPORTED as PREFIX_MEASURES
 
 __all__ = ["add_common_options", "add_dot_products_options", "check_dot_products_options",
            "at_least", "finite_float", "command_name", "suggesting", "MAX_COUNT",
@@ -226,9 +227,13 @@ def _add_strategy_options(job, strategies):
     job.add_passthru_arg(
         "--strategy", choices=strategies, default="blocks",
         help="'blocks' (default): reducers multiply blocks of whole vectors with "
-             "scipy.sparse; each vector is sent to --blocks block pairs. 'stripes': "
-             "every partial product goes through the shuffle (sum(df^2)/2 of them); "
-             "fine when every feature is rare or cut with --max-df.")
+             "scipy.sparse; each vector is sent to --blocks block pairs. 'prefix' "
+             "(--threshold, measures %s; no --queries): each vector is sent only to "
+             "its rarest features, as far as the rest of it cannot reach the "
+             "threshold: a shuffle that follows the input and the answer, not the "
+             "block count; the same output. 'stripes': every partial product goes "
+             "through the shuffle (sum(df^2)/2 of them); fine when every feature is "
+             "rare or cut with --max-df." % ", ".join(sorted(PREFIX_MEASURES)))
     job.add_passthru_arg(
         "--blocks", type=at_least(1), default=None, metavar="N",
         help="Number of blocks of the blocks strategy (each family under --queries): "
@@ -276,16 +281,32 @@ def check_dot_products_options(o, error):
     if o.blocks is not None and o.blocks > MAX_BLOCKS:
         error("argument --blocks: at most %d, not %d (each vector is sent to --blocks "
               "block pairs: the shuffle grows with it)" % (MAX_BLOCKS, o.blocks))
-    if o.no_prune and (o.strategy != "blocks" or o.threshold is None
+    if o.strategy == "prefix":
+        _check_prefix(o, error)
+    if o.no_prune and (o.strategy == "stripes" or o.threshold is None
                        or o.measure not in PRUNABLE):
-        error("argument --no-prune: has no effect %s (pruning needs --strategy blocks, "
-              "--threshold and one of the measures %s)" % (
-                  "with --strategy %s" % o.strategy if o.strategy != "blocks" else
+        error("argument --no-prune: has no effect %s (pruning needs --strategy blocks "
+              "or prefix, --threshold and one of the measures %s)" % (
+                  "with --strategy %s" % o.strategy if o.strategy == "stripes" else
                   "without --threshold" if o.threshold is None else
                   "with --measure %s" % o.measure, ", ".join(sorted(PRUNABLE))))
     if o.queries and o.include_self:
         error("argument --include-self: does not apply with --queries "
               "(queries and vectors are two families)")
+
+
+def _check_prefix(o, error):
+    """What ``--strategy prefix`` needs: a threshold its bounds can use."""
+    if o.threshold is None:
+        error("argument --strategy: prefix needs --threshold (its vectors go where a "
+              "pair can reach it; for --top-k alone: --strategy blocks)")
+    if o.measure not in PREFIX_MEASURES:
+        error("argument --strategy: prefix does not take --measure %s (no bound on a "
+              "score holds for any partner; measures it takes: %s)"
+              % (o.measure, ", ".join(sorted(PREFIX_MEASURES))))
+    if o.queries:
+        error("argument --strategy: prefix does not take --queries (a self-join; "
+              "--strategy blocks scores queries against a corpus)")
 
 
 def dot_products_memory_advice(o, base):

@@ -50,7 +50,7 @@ def parser():
     ap.add_argument("inputs", nargs="*", metavar="INPUT")
     job = ap.add_argument_group("the job's options")
     job.add_argument("--queries", metavar="PATH")
-    job.add_argument("--strategy", choices=("blocks", "stripes"), default="blocks")
+    job.add_argument("--strategy", choices=("blocks", "prefix", "stripes"), default="blocks")
     job.add_argument("--blocks", type=int, metavar="N")
     job.add_argument("--pair-threads", type=int, metavar="N")
     job.add_argument("--buffer-entries", type=int, default=1000000, metavar="N")

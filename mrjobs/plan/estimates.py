@@ -9,6 +9,7 @@ from mrjobs.measures import get as get_measure, prepare_rows, score
 from mrjobs.pairs.kernel import LIVE_SHARE_MAX
 from mrjobs.plan import resources
 from mrjobs.plan.sample import PlanError
+from mrjobs.plan.prefixplan import prefix_estimates
 from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
 from mrjobs.runtime.localsettings import task_count
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
@@ -355,6 +356,8 @@ def estimate(corpus, queries, o, calibration=None):
     e["reducers"] = R
     if o.strategy == "blocks":
         _blocks_estimates(e, fams, o, R, queries is not None)
+    elif o.strategy == "prefix":
+        prefix_estimates(e, fams, o)
     else:
         e["memory"] = e["max_df_kept"] * POSTING_ENTRY_BYTES + o.buffer_entries * 48
     wire = Wire(fams, o)

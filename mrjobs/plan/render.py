@@ -92,6 +92,13 @@ def format_plan(e, o):
             lines.append("    for %d reduce tasks%s: --blocks %d" % (
                 e["reducers"], " of %d MB" % o.reducer_memory if o.reducer_memory else "",
                 e["suggested_blocks"]))
+    if o.strategy == "prefix":
+        lines.append("  prefixes: %.1f features a vector on average; %s copies of vectors, "
+                     "%s entries sent to %s prefix features; products computed: %s (the "
+                     "largest feature's share %.1f%%)" % (
+                         e["prefix_mean"], _n(e["prefix_copies"]), _n(e["prefix_entries"]),
+                         _n(e["block_pairs"]), _n(e["products_computed"]),
+                         100 * e["largest_group_share"]))
     lines.append("  peak memory of a process: about %s (%s)" % (
         _size(e["peak_rss_bytes"]), ", ".join("%s %s" % (k, _size(v)) for k, v in sorted(
             e["memory_by_kind"].items(), key=lambda kv: -kv[1]))))
@@ -144,7 +151,8 @@ def _time_line(e, o):
 
 def as_json(e):
     """The plan's numbers as a JSON-able dict."""
-    out = {k: v for k, v in e.items() if k not in ("fams", "pairs", "calibration", "df_hat")}
+    out = {k: v for k, v in e.items()
+           if k not in ("fams", "pairs", "calibration", "df_hat", "prefix_groups")}
     out["vectors"] = [f.N for f in e["fams"]]
     out["pairs"] = float(e["pairs"]["pairs"])
     out["kept_pairs"] = float(e["pairs"]["kept_pairs"])

@@ -149,7 +149,8 @@ def memory_by_kind(e, o, c):
         out["block-pair reducer"] = (c["rss_base"] + c["rss_entry"] * two
                                      + c["rss_chunk"] * o.buffer_entries)
     else:
-        out["stripes reducer"] = c["rss_base"] + e["memory"]
+        out["%s reducer" % ("prefix-pair" if o.strategy == "prefix" else "stripes")] = (
+            c["rss_base"] + e["memory"])
     return out
 
 

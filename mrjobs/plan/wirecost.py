@@ -275,6 +275,9 @@ def job_steps(e, wire, o, R):
     if o.strategy == "blocks":
         steps = _blocks_steps(e, wire, o, R)
         return steps[:-1] if pairs_write_rows(e["blocks"], o.top_k, len(e["fams"]) == 2) else steps
+    if o.strategy == "prefix":
+        return [vectors_step(e, wire), _postings_step(e, wire, "df", o, R)] + _prefix_steps(
+            e, wire, o, R)
     return ([vectors_step(e, wire), _postings_step(e, wire, "stripes", o, R)]
             + _stripes_steps(e, wire, o, R))
 
@@ -289,3 +292,28 @@ def _blocks_steps(e, wire, o, R):
         steps.append(_postings_step(e, wire, "df", o, R))
         steps.append(_regroup_step(e, wire, o, R))
     return steps + [_pairs_step(e, wire, o, R), _rows_blocks(e, wire, o)]
+
+
+def _prefix_steps(e, wire, o, R):
+    """The prefix strategy's steps after the df step: ``prefix`` (each
+    vector's kept entries with their df), ``pairs`` (per feature and
+    flush, a block of the vectors whose prefix holds it and one of their
+    earlier prefix features), ``rows`` (each kept pair once a direction;
+    a vector's pairs spread over its prefix features)."""
+    f = e["fams"][0]
+    kept = f.kept_len.sum() * f.scale
+    groups = R * _flushes(kept, R, o.buffer_entries)
+    recs = _groups(f.kept_len, groups) * f.scale
+    steps = [_step("prefix", recs, kept, wire.stripe(recs, kept, wire.doc_key, True,
+                                                     wire.stats))]
+    flushes = R * _flushes(e["prefix_entries"], R, o.buffer_entries)
+    blocks = 2 * _groups(e["prefix_groups"], flushes)
+    nbytes = (blocks * (wire.feat_key + 2 + 10 * wire.rho) + wire.rho * (
+        e["prefix_copies"] * (2 * 20 + (8 if wire.stats else 0))
+        + e["prefix_entries"] * (16 + wire.wsize) + e["prefix_earlier"] * 20))
+    steps.append(_step("pairs", blocks, e["prefix_entries"] + e["prefix_earlier"], nbytes))
+    deg, p = e["pairs"]["deg"], max(e["prefix_mean"], 1.0)
+    rows_e = float((deg if o.top_k is None else np.minimum(deg, o.top_k * p)).mean() * f.N)
+    rows_r = float((p * (1 - np.exp(-deg / p))).mean() * f.N)
+    steps.append(_step("rows", rows_r, rows_e, wire.stripe(rows_r, rows_e, wire.doc_key)))
+    return steps

@@ -141,9 +141,10 @@ class RegroupBuffer:
     """Regrouping of entries by their *other* id.
 
     Holds ``(to, from, value)`` triples (and optionally one statistic per
-    ``to``); a flush sorts them by ``to`` and emits one stripe per target:
-    ``to -> Stripe(froms, values, self_stat=stat of to, query)``.  With ``k``, each
-    stripe keeps only its ``k`` best values (ties by smaller id).
+    ``to``, and one per triple); a flush sorts them by ``to`` and emits one
+    stripe per target: ``to -> Stripe(froms, values, stats=the triples'
+    statistics, self_stat=stat of to, query)``.  With ``k``, each stripe keeps
+    only its ``k`` best values (ties by smaller id).
     """
 
     def __init__(self, limit, dtype, k=None, query=False):
@@ -155,14 +156,16 @@ class RegroupBuffer:
 
     def clear(self):
         self.to, self.frm, self.values, self.counts, self.stats = [], [], [], [], []
+        self.entry_stats = []
         self.n = 0
 
-    def add(self, frm, to, values, to_stats=None):
+    def add(self, frm, to, values, to_stats=None, entry_stats=None):
         self.to.append(to)
         self.frm.append(frm)
         self.values.append(values)
         self.counts.append(to.shape[0])
         self.stats.append(to_stats)
+        self.entry_stats.append(entry_stats)
         self.n += to.shape[0]
         return self.n >= self.limit
 
@@ -175,6 +178,8 @@ class RegroupBuffer:
         frm = np.frombuffer(b"".join(self.frm), to.dtype)[
             np.repeat(np.arange(len(self.frm)), self.counts)]
         stats = None if self.stats[0] is None else np.concatenate(self.stats)
+        entry = (None if self.entry_stats[0] is None
+                 else np.concatenate(self.entry_stats).astype(np.float64, copy=False))
         self.clear()
         if self.k is not None:
             order = top_k_groups(to, frm, values, self.k)
@@ -183,13 +188,16 @@ class RegroupBuffer:
         to, frm, values = to[order], frm[order], values[order]
         if stats is not None:
             stats = stats[order]
+        if entry is not None:
+            entry = entry[order]
         starts = group_starts(to)
         ends = np.append(starts[1:], to.shape[0]).tolist()
         raw = to.tobytes()
         query = self.query
         for s, e in zip(starts.tolist(), ends):
             yield raw[16 * s:16 * s + 16], Stripe(
-                frm[s:e], values[s:e], None, None if stats is None else float(stats[s]), query)
+                frm[s:e], values[s:e], None if entry is None else entry[s:e],
+                None if stats is None else float(stats[s]), query)
 
 
 #: counts up to which float32 carries them exactly (its 24-bit significand)

@@ -1,0 +1,50 @@
+"""The plan of the prefix strategy (:mod:`mrjobs.strategies.prefix`): each
+sample vector's prefix found as the job finds it, scaled to the whole.
+
+The job orders features by their df over the whole corpus; the plan orders
+them by the sample's estimated df (``df_hat``, the same order up to the
+sample's noise) and takes each sample vector's prefix with the job's own
+rule (:func:`mrjobs.strategies.prefixing.prefix_lengths`).  A vector's prefix
+does not depend on the corpus size, only on its weights and the order, so the
+copies and entries sent scale with the vectors.  A prefix feature's group
+does: a feature in the prefixes of ``m`` sample vectors is in those of about
+``m N / n`` of the whole, and its reducer scores about ``(m N / n)^2 / 2``
+pairs.
+"""
+import numpy as np
+
+from mrjobs.strategies.prefixing import prefix_lengths
+
+__all__ = ["prefix_estimates"]
+
+#: bytes a prefix-pair reducer holds per entry of its group (the decoded
+#: block, its CSR copy and the column numbering)
+GROUP_ENTRY_BYTES = 64
+
+
+def prefix_estimates(e, fams, o):
+    """The prefix strategy's part of the plan ``e``: prefixes, copies,
+    entries sent, products, the largest group's share and memory."""
+    f = fams[0]
+    keep = f.kept
+    col, row = f.col[keep], f.row[keep]
+    w = f.prepared[keep]
+    lengths = np.bincount(row, minlength=f.s.n)
+    order = np.lexsort((col, e["df_hat"][col], row))  # (df, UUID): columns are in UUID order
+    p = prefix_lengths(o.measure, o.threshold, lengths, w[order], f.stats)
+    starts = np.cumsum(lengths) - lengths
+    j = np.arange(order.shape[0]) - starts[row[order]]
+    in_prefix = j < p[row[order]]
+    group = np.bincount(col[order][in_prefix], minlength=e["df_hat"].shape[0]) * f.scale
+    e["prefix_mean"] = float(p.mean()) if p.shape[0] else 0.0
+    e["prefix_copies"] = float(p.sum() * f.scale)
+    e["prefix_entries"] = float((p * lengths).sum() * f.scale)
+    e["prefix_earlier"] = float((p * (p - 1) / 2).sum() * f.scale)
+    e["prefix_groups"] = group[group > 0]
+    pairs = group * (group - 1) / 2 + (group if o.include_self else 0)
+    e["products_computed"] = float(pairs.sum())
+    e["largest_group_share"] = float(pairs.max() / pairs.sum()) if pairs.sum() else 0.0
+    e["block_pairs"] = int((group > 0).sum())  # the pair step's keys: one a feature
+    biggest = float(group.max()) if group.shape[0] else 0.0
+    mean_len = float(lengths.mean()) if lengths.shape[0] else 0.0
+    e["memory"] = biggest * mean_len * GROUP_ENTRY_BYTES + o.buffer_entries * 48

@@ -1,0 +1,234 @@
+"""Prefix filtering for the prefix strategy (:mod:`mrjobs.strategies.prefix`):
+each vector's *prefix*, the records that send it to its prefix features, and
+the test that scores each pair at one feature only.
+
+The order
+    Features are ordered globally by ``(df, UUID)``: the rarest first.  A
+    vector's entries, put in that order, have a *prefix* (its first ``p``
+    entries) and a *suffix* (the rest), with ``p`` the smallest such that the
+    suffix alone cannot reach ``--threshold`` with any vector:
+    ``bound(D(suffix)) < threshold``, ``D`` an upper bound on the dot product
+    of the suffix with any vector (:func:`suffix_dot_bounds`) and ``bound``
+    the measure's score bound (:func:`mrjobs.pairs.cellbounds.score_bounds`).
+The proof
+    Let ``x`` and ``y`` score at least the threshold, and ``f`` be the first
+    feature they share in the global order.  If ``f`` were in ``x``'s suffix,
+    every shared feature would be (they come after ``f``), so
+    ``x.y <= D(suffix of x)`` and the score would be below the threshold.  So
+    ``f`` is in the prefixes of both: the reducer of ``f``, which gets every
+    vector whose prefix holds ``f``, meets the pair.  It scores it there and
+    nowhere else: a reducer of a later shared prefix feature ``g`` sees that
+    ``x`` and ``y`` share a prefix feature before ``g`` (``f``) and drops the
+    pair (:func:`shared_earlier`).  Each pair that can reach the threshold is
+    scored once, over the whole of both vectors, in the feature order of the
+    blocks strategy: the same dot products, bit for bit.
+The bound ``D``
+    The measures whose prepared vectors have unit norm (``cosine``,
+    ``pearson``, ``tanimoto``, ``euclidean``): ``|x_S| |y| <= |x_S|``
+    (Cauchy-Schwarz).  The binary ones (``jaccard``, ``overlap``,
+    ``cooccurrence``, ``cityblock``): ``|S|``, the suffix's entries.  Sums of
+    squares are taken in fixed point (each square rounded up to a multiple of
+    ``2**-40``, summed exactly in int64), so the bound is never below the
+    exact one; it is then raised as :func:`mrjobs.pairs.cellbounds.dot_bounds`
+    raises its bounds, against the rounding of the job's own dot product.
+    ``dot``, ``correlation`` and ``loglikelihood`` have no bound that holds
+    for any partner (:data:`SUPPORTED`).
+"""
+import numpy as np
+
+from mrcodecs.jobwire import Block
+from mrjobs.pairs.cellbounds import DOT_SLACK, DOT_TINY, score_bounds
+from mrjobs import measures
+
+__all__ = ["SUPPORTED", "supports", "global_order", "prefix_lengths", "suffix_dot_bounds",
+           "PrefixBuffer", "shared_earlier", "entry_vectors"]
+
+#: prepared weights -> (bound on any vector's norm, on any entry's magnitude)
+_WEIGHT_BOUNDS = {"unit": (1.0, 1.0), "centred_unit": (1.0, 1.0), "binary": (None, 1.0)}
+#: statistic -> its smallest and largest value over any vector of a job
+_STAT_RANGE = {"count": (1.0, np.inf)}
+#: measures the prefix strategy can take: a bound on any partner's weights and a score bound
+SUPPORTED = frozenset(m.name for m in measures.REGISTRY.values()
+                      if m.bound is not None and m.weights in _WEIGHT_BOUNDS)
+_FIXED = 2.0 ** 40
+#: vectors a buffer holds at most: their fixed-point sums of squares (each at
+#: most about 2**40) stay within int64
+_MAX_VECTORS = 1 << 22
+
+
+def supports(measure):
+    """True if the prefix strategy can take ``measure``.
+
+    >>> supports("cosine"), supports("jaccard"), supports("dot")
+    (True, True, False)
+    """
+    return measure in SUPPORTED
+
+
+def entry_vectors(lengths):
+    """The vector of each entry (int64), for vectors of ``lengths`` entries.
+
+    >>> entry_vectors(np.array([2, 0, 1])).tolist()
+    [0, 0, 2]
+    """
+    return np.repeat(np.arange(lengths.shape[0]), lengths)
+
+
+def global_order(lengths, feats, df):
+    """Entry indices that put each vector's entries in the global order
+    ``(df, UUID)``, vectors kept in their order."""
+    return np.lexsort((feats, df, entry_vectors(lengths)))
+
+
+def suffix_dot_bounds(measure, lengths, weights):
+    """For each entry (entries in the global order), an upper bound on the
+    dot product of its vector's suffix starting at it with any vector of
+    the job (see the module doc)."""
+    norm, _ = _WEIGHT_BOUNDS[measures.get(measure).weights]
+    vec = entry_vectors(lengths)
+    if norm is None:  # binary: the suffix's entries
+        ends = np.cumsum(lengths)
+        d = (ends[vec] - np.arange(vec.shape[0])).astype(np.float64)
+    else:
+        q = np.ceil(np.square(weights.astype(np.float64)) * _FIXED).astype(np.int64)
+        total = np.cumsum(q[::-1])[::-1]  # from each entry to the end of the buffer
+        ends = np.cumsum(lengths)
+        after = np.append(total, 0)[ends][vec]  # what comes after the entry's vector
+        with np.errstate(invalid="ignore"):
+            d = np.nextafter(np.sqrt((total - after) / _FIXED), np.inf) * norm
+    n = lengths[vec].astype(np.float64)
+    return d * (1.0 + n * DOT_SLACK) + n * DOT_TINY
+
+
+def prefix_lengths(measure, threshold, lengths, weights, stats):
+    """Each vector's prefix length ``p`` (entries in the global order): the
+    entries whose suffix, from them on, can still reach ``threshold``."""
+    d = suffix_dot_bounds(measure, lengths, weights)
+    vec = entry_vectors(lengths)
+    stat = measures.get(measure).stat
+    lo, hi = _STAT_RANGE.get(stat, (-np.inf, np.inf))
+    row_stats = None if stats is None else stats[vec]
+    s = score_bounds(measure, d[:, None], row_stats, np.array([lo]), np.array([hi]))[:, 0]
+    # the last entry whose suffix can still reach it, and every entry before
+    # (the bounds fall along a vector; this holds even where rounding breaks a tie)
+    live = np.flatnonzero(s >= threshold)
+    p = np.zeros(lengths.shape[0], np.int64)
+    if live.shape[0]:
+        starts = np.cumsum(lengths) - lengths
+        np.maximum.at(p, vec[live], live - starts[vec[live]] + 1)
+    return p
+
+
+class PrefixBuffer:
+    """Whole prepared vectors in, their copies to their prefix features out:
+    per feature, one :class:`~mrcodecs.jobwire.Block` of the vectors (side 0)
+    and one of their prefix features before it (side 1; weights 0, vectors
+    with none left out), both keyed by the feature.
+
+    Memory: at most ``limit`` entries buffered, plus one vector."""
+
+    def __init__(self, limit, dtype, measure, threshold, include_self=False):
+        self.limit, self.dtype = limit, dtype
+        self.measure, self.threshold = measure, threshold
+        self.include_self = include_self
+        self.clear()
+
+    def clear(self):
+        self.docs, self.lengths, self.feats, self.weights, self.df, self.stats = (
+            [], [], [], [], [], [])
+        self.n = 0
+
+    def add(self, doc, ids, weights, df, stat):
+        """Add one vector (its features by UUID, weights, each feature's df);
+        True when the buffer should be flushed."""
+        self.docs.append(doc)
+        self.lengths.append(ids.shape[0])
+        self.feats.append(ids)
+        self.weights.append(weights)
+        self.df.append(df)
+        self.stats.append(stat)
+        self.n += ids.shape[0]
+        return self.n >= self.limit or len(self.docs) >= _MAX_VECTORS
+
+    def flush(self):
+        """Yield ``(feature, Block)`` records; return the entries sent."""
+        if not self.docs:
+            return 0
+        ids = np.frombuffer(b"".join(self.docs), "S16")
+        lengths = np.array(self.lengths, np.int64)
+        feats = np.concatenate(self.feats)
+        weights = np.concatenate(self.weights).astype(self.dtype, copy=False)
+        df = np.concatenate(self.df)
+        g = global_order(lengths, feats, df)
+        stats = None if self.stats[0] is None else np.array(self.stats, np.float64)
+        self.clear()
+        p = prefix_lengths(self.measure, self.threshold, lengths, weights[g], stats)
+        vec = entry_vectors(lengths)
+        j = np.arange(g.shape[0]) - (np.cumsum(lengths) - lengths)[vec]
+        # the copies: the prefix features another vector holds too (and,
+        # under --include-self, each vector's first, where it meets itself)
+        sent = np.flatnonzero((j < p[vec]) & ((df[g] >= 2) | (self.include_self & (j == 0))))
+        owner = vec[sent]
+        keys = feats[g[sent]]
+        # each copy's earlier prefix entries: its vector's copies before it
+        k = np.arange(sent.shape[0]) - np.searchsorted(owner, owner)
+        copy = np.repeat(np.arange(sent.shape[0]), k)
+        at = np.arange(copy.shape[0]) - np.repeat(np.cumsum(k) - k, k)
+        earlier = g[sent[copy - k[copy] + at]]
+        earlier = earlier[np.lexsort((earlier, copy))]
+        e_ptr = np.concatenate(([0], np.cumsum(k)))
+        by_key = np.lexsort((owner, keys))
+        starts = np.cumsum(lengths) - lengths
+        vectors = Block(ids, lengths.astype(np.uint32), feats, weights, stats)
+        return (yield from _copies(keys[by_key], owner[by_key], k[by_key], e_ptr[by_key],
+                                   starts, vectors, earlier))
+
+
+def _copies(keys, owner, k, e_start, starts, v, earlier):
+    """The records of :meth:`PrefixBuffer.flush`, one key after the other
+    (copy ``c``'s earlier prefix entries are ``earlier[e_start[c]:][:k[c]]``)."""
+    if not keys.shape[0]:
+        return 0
+    bounds = np.flatnonzero(np.append(True, keys[1:] != keys[:-1])).tolist()
+    bounds.append(keys.shape[0])
+    sent = 0
+    raw = keys.tobytes()
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        vs = owner[s:e]
+        n = v.lengths[vs].astype(np.int64)
+        idx = np.repeat(starts[vs] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        key = raw[16 * s:16 * s + 16]
+        yield key, Block(v.ids[vs], n.astype(np.uint32), v.features[idx], v.weights[idx],
+                         None if v.stats is None else v.stats[vs])
+        sent += idx.shape[0]
+        some = np.flatnonzero(k[s:e]) + s
+        if some.shape[0]:
+            ks = k[some]
+            ex = earlier[np.repeat(e_start[some] - (np.cumsum(ks) - ks), ks)
+                         + np.arange(int(ks.sum()))]
+            yield key, Block(v.ids[owner[some]], ks.astype(np.uint32), v.features[ex],
+                             np.zeros(ex.shape[0], np.float32), side=1)
+            sent += ex.shape[0]
+    return sent
+
+
+def shared_earlier(groups, others, earlier_ptr, earlier_cols, n_cols):
+    """Mask of the pairs ``(groups[i], others[i])`` whose vectors share a
+    prefix feature before the key's: vector ``v``'s such features are the
+    columns ``earlier_cols[earlier_ptr[v]:earlier_ptr[v + 1]]``.
+
+    >>> ptr, cols = np.array([0, 1, 2, 2]), np.array([5, 5])
+    >>> shared_earlier(np.array([0, 0, 1]), np.array([1, 2, 2]), ptr, cols, 8).tolist()
+    [True, False, False]
+    """
+    if not earlier_cols.shape[0] or not groups.shape[0]:
+        return np.zeros(groups.shape[0], bool)
+    owner = entry_vectors(np.diff(earlier_ptr))
+    keyset = np.sort(owner * n_cols + earlier_cols)
+    reps = (earlier_ptr[groups + 1] - earlier_ptr[groups]).astype(np.int64)
+    pair = np.repeat(np.arange(groups.shape[0]), reps)
+    at = np.arange(pair.shape[0]) - np.repeat(np.cumsum(reps) - reps, reps)
+    probe = others[pair].astype(np.int64) * n_cols + earlier_cols[earlier_ptr[groups][pair] + at]
+    i = np.minimum(np.searchsorted(keyset, probe), keyset.shape[0] - 1)
+    hit = keyset[i] == probe
+    return np.bincount(pair[hit], minlength=groups.shape[0]) > 0
