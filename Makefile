@@ -197,6 +197,7 @@ bench: install
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.jobs
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.peers --kernel-only
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.prune
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.scaleout
 	tests/engines/fetch-jars.sh >/dev/null && env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.hadoop
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m mrjobs.plan --calibrate --calibration mrjobs/plan/calibration.json
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m bench.planner

@@ -728,6 +728,49 @@ def _on_cluster(args, corpora, runs, workdir, st, log):
                                                      else "killed"))
 
 
+def cluster_runs(json_path, runs, workdir, log):
+    """Runs of the dot-products job on a cluster of its own (for
+    :mod:`bench.scaleout`): ``runs`` is ``[(name, job args)]``, each run on the
+    corpus put on HDFS, with :data:`MAPS` and :data:`REDUCERS` tasks a step and
+    uncompressed map output.  A row a run: ``name``, ``wall_s``, Hadoop's
+    counters by step (``by_step``: reduce shuffle bytes, spilled records, CPU
+    ms), summed (:data:`COUNTERS` keys) and the output lines' sha256."""
+    from tests.engines.cluster import Cluster, hadoop
+    from tests.engines.support import CACHE, run_cli, task_venv_python
+    from mrjobs.dot_products import MRSparseDotProducts
+
+    cluster = Cluster(str(Path(workdir) / "cluster"), nodemanagers=2)
+    rows = []
+    try:
+        cluster.start()
+        log("cluster up in %.0f s" % cluster.start_seconds)
+        client_env(cluster)
+        hadoop(cluster, "fs", "-mkdir", "-p", "/user/%s" % getpass.getuser(), HDFS_DIR)
+        setup = Setup(cluster, os.path.join(CACHE, "hadoop-streaming.jar"), task_venv_python())
+        uri = put(cluster, json_path, "%s/%s" % (HDFS_DIR, Path(json_path).name))
+        for name, args in runs:
+            t0 = time.perf_counter()
+            run = run_cli(MRSparseDotProducts, setup.runner_args(False) + list(args) + [uri])
+            steps = [{g.strip(): n for g, n in st.items()} for st in run.step_counters]
+            framework = [st.get("Map-Reduce Framework", {}) for st in steps]
+            total = sum_counters(run.step_counters)
+            row = {"name": name, "args": list(args), "wall_s": time.perf_counter() - t0,
+                   "lines_sha256": lines_sha256(run.lines), "output_lines": len(run.lines),
+                   "by_step": [{"shuffle_bytes": f.get("Reduce shuffle bytes"),
+                                "spilled_records": f.get("Spilled Records"),
+                                "cpu_ms": f.get("CPU time spent (ms)")} for f in framework]}
+            for key, (group, counter) in COUNTERS.items():
+                row[key] = total.get(group, {}).get(counter)
+            log("cluster %-12s wall %6.1f s  shuffle %s  CPU %.1f s" % (
+                name, row["wall_s"], common.size_label(row["shuffle_bytes"] or 0),
+                (row["cpu_ms"] or 0) / 1e3))
+            rows.append(row)
+    finally:
+        if cluster.proc is not None:
+            cluster.stop()
+    return rows
+
+
 def _report(args, st, log):
     """Tables, checks, the JSON and the chart; 1 if a job's lines differ."""
     rows = st.rows

@@ -84,12 +84,21 @@ def paragraphs_of(path):
     return [p for text in documents(path) for p in _PARAGRAPH.split(text)]
 
 
+def term_counter(text):
+    """The terms of ``text`` (lower-cased) and their counts.
+
+    >>> sorted(term_counter("The cat's cats, the CAT.").items())
+    [('cat', 1), ("cat's", 1), ('cats', 1), ('the', 2)]
+    """
+    return Counter(_TERM.findall(text.lower()))
+
+
 def term_counts(n, files, split=documents):
     """The first ``n`` documents: ``[(doc uuid, Counter of terms)]``."""
     out, seen = [], set()
     for _, path in files:
         for i, text in enumerate(split(path)):
-            counts = Counter(_TERM.findall(text.lower()))
+            counts = term_counter(text)
             digest = hashlib.sha256(repr(sorted(counts.items())).encode()).digest()
             if len(counts) < MIN_TERMS or digest in seen:
                 continue

@@ -15,6 +15,7 @@ from mrjobs.plan.estimates import estimate
 from mrjobs.plan.resources import CALIBRATION, load_calibration
 from mrjobs.plan.sample import read_sample
 from mrjobs.runtime.paths import local_lines
+from mrjobs.strategies.prefixing import SUPPORTED as PREFIX_MEASURES
 from mrjobs.strategies.sizing import input_data_bytes
 
 __all__ = ["MAX_VECTORS", "MAX_PAIR_SAMPLE", "QUICK_FACTOR", "options_for_job", "output_bound", "parser",
@@ -124,10 +125,21 @@ def options_for_job(job_options, inputs, sample_lines=2000, pair_sample=500):
 
 
 def plan(o):
-    """Sample the input and estimate: the plan's dict for the parsed options."""
+    """Sample the input and estimate: the plan's dict for the parsed options;
+    where the other of blocks and prefix could run the same job, its time and
+    bytes too (``alternative``)."""
     corpus = read_sample(o.inputs, o.sample_lines, o.input_format)
     queries = read_sample([o.queries], o.sample_lines, o.input_format) if o.queries else None
-    return estimate(corpus, queries, o, load_calibration(o.calibration))
+    cal = load_calibration(o.calibration)
+    e = estimate(corpus, queries, o, cal)
+    other = {"blocks": "prefix", "prefix": "blocks"}.get(o.strategy)
+    if (other and o.threshold is not None and not o.queries and o.blocks is None
+            and o.pair_threads is None and o.measure in PREFIX_MEASURES):
+        alt = estimate(corpus, queries, argparse.Namespace(**dict(vars(o), strategy=other)),
+                       cal)
+        e["alternative"] = {"strategy": other, "wall_s": alt["wall_s"],
+                            "shuffle_bytes": sum(s["bytes"] for s in alt["steps"])}
+    return e
 
 
 # -- the dot-products job's temporary disk (the launcher's check) -------------------

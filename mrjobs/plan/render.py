@@ -70,6 +70,22 @@ def _warnings(e, o):
     return out
 
 
+def _alternative_line(e, o, alt):
+    """One line: which of blocks and prefix is the cheaper for this job (by
+    the planned wall time, by the bytes shuffled where no time is planned)."""
+    mine = (o.strategy, e["wall_s"], sum(s["bytes"] for s in e["steps"]))
+    theirs = (alt["strategy"], alt["wall_s"], alt["shuffle_bytes"])
+    timed = mine[1] is not None and theirs[1] is not None
+    better = theirs[1] < mine[1] if timed else theirs[2] < mine[2]
+    best, other = (theirs, mine) if better else (mine, theirs)
+
+    def text(p):
+        return "%s shuffled%s" % (_size(p[2]), ", %s wall" % _duration(p[1]) if timed else "")
+    return "strategy: %s is the cheaper here (%s; %s: %s)%s" % (
+        best[0], text(best), other[0], text(other),
+        ": pass --strategy %s to the job" % best[0] if better else "")
+
+
 def format_plan(e, o):
     """The plan as text."""
     lines = ["mrsparse plan: " + s for s in _sample_line(e, o)]
@@ -99,6 +115,9 @@ def format_plan(e, o):
                          e["prefix_mean"], _n(e["prefix_copies"]), _n(e["prefix_entries"]),
                          _n(e["block_pairs"]), _n(e["products_computed"]),
                          100 * e["largest_group_share"]))
+    alt = e.get("alternative")
+    if alt is not None:
+        lines.append("  " + _alternative_line(e, o, alt))
     lines.append("  peak memory of a process: about %s (%s)" % (
         _size(e["peak_rss_bytes"]), ", ".join("%s %s" % (k, _size(v)) for k, v in sorted(
             e["memory_by_kind"].items(), key=lambda kv: -kv[1]))))

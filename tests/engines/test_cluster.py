@@ -130,6 +130,18 @@ def check_quiet(log):
         assert noise not in log, noise
 
 
+def test_the_prefix_strategy_on_the_cluster(hadoop_cluster, streaming_jar, task_python,
+                                           corpus_files):
+    # the five steps on YARN, reducers spread: the same lines as blocks inline
+    corpus, _ = corpus_files
+    args = ["--measure", "cosine", "--threshold", "0.2"]
+    run = run_cli(MRSparseDotProducts, cluster_args(hadoop_cluster, streaming_jar, task_python)
+                  + args + ["--strategy", "prefix", corpus])
+    inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
+    assert sorted(run.lines) == sorted(inline.lines) and len(run.lines) > 20
+    assert len(run.step_counters) == 5
+
+
 def test_dot_products_cosine_top_k_max_df_uploaded_input(hadoop_cluster, streaming_jar,
                                                          task_python, corpus_files):
     # a local input file: mrjob uploads it to HDFS itself

@@ -113,6 +113,17 @@ def test_dot_products_queries(corpus_files):
     assert mrsparse_counters(run.counters) == mrsparse_counters(inline.counters)
 
 
+@pytest.mark.smoke
+def test_the_prefix_strategy_gives_the_bytes_of_blocks(corpus_files):
+    corpus, _ = corpus_files
+    args = ["--measure", "cosine", "--threshold", "0.2", "--top-k", "5"]
+    run = run_cli(MRSparseDotProducts, ["--no-conf"] + spark_args() + args
+                  + ["--strategy", "prefix", corpus])
+    inline = run_job(MRSparseDotProducts, None, args, input_paths=[corpus])
+    assert sorted(run.lines) == sorted(inline.lines) and len(run.lines) > 20
+    assert run.counters["mrsparse work"]["prefix entries sent"] > 0
+
+
 def test_dot_products_pruned_under_threshold(tmp_path):
     # pruning is on by default under --threshold: Spark's output equals the
     # inline runner's with every product computed (--no-prune)
