@@ -57,9 +57,11 @@ from mrjobs.job import JobError, SparseJob, input_kind
 from mrjobs.options import (add_dot_products_options, check_blocks_against_lines,
                             check_dot_products_options,
                             dot_products_memory_advice)
-from mrjobs.strategies.sizing import (bytes_per_entry, data_first_line, default_blocks,
-                                     df_cut_form, input_data_bytes, local_split_bytes,
-                                     pair_threads, vector_entries, whole_rows)
+from mrjobs.strategies.containers import block_entries_for, reducer_memory_mb
+from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, bytes_per_entry, data_first_line,
+                                     default_blocks, df_cut_form, input_data_bytes,
+                                     local_split_bytes, pair_threads, reducers, vector_entries,
+                                     whole_rows)
 from mrjobs.counters import (INPUT, QUERY_VECTOR_IDS, QUERY_VECTORS_READ, VECTOR_IDS,
                              VECTORS_READ)
 from mrjobs.parsing import FORMATS, POSTINGS
@@ -182,11 +184,13 @@ class MRSparseDotProducts(SparseJob):
         runner's cores and --top-k against a vector's entries."""
         o = self.options
         line = data_first_line(list(o.args) or ["-"])
-        return default_blocks(self._input_size(), o.runner or "inline", o.num_cores,
+        memory = reducer_memory_mb(o.reducer_memory, o.runner, o.jobconf)
+        return default_blocks(self._input_size(), reducers(o.runner or "inline", o.num_cores),
                               o.buffer_entries, bytes_per_entry(o.input_format, line),
                               top_k=o.top_k,
                               entries_per_vector=vector_entries(o.input_format, line),
-                              whole=whole_rows(o))
+                              whole=whole_rows(o), size=DEFAULT_BLOCK_ENTRIES if memory is None
+                              else block_entries_for(memory, o.buffer_entries))
 
     def split_bytes(self):
         return local_split_bytes(self.options.strategy)

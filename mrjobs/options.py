@@ -13,6 +13,7 @@ from mrjobs.counters import DFCUT
 from mrjobs.measures import MEASURES, PRUNABLE, get as get_measure, help_text
 from mrjobs.parsing import COMPACT_FORMATS, POSTINGS
 from mrjobs.runtime.paths import local_lines
+from mrjobs.strategies.containers import MEMORY_SHARE
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, DF_CUT_FORMS, MAX_BLOCKS
 from mrjobs.strategies.prefixing import SUPPORTED as PREFIX_MEASURES
 
@@ -242,6 +243,12 @@ def _add_strategy_options(job, strategies):
              "local runner's cores. At most %d, and at most the number of input lines "
              "where the input is local." % (DEFAULT_BLOCK_ENTRIES, MAX_BLOCKS))
     job.add_passthru_arg(
+        "--reducer-memory", type=at_least(1), default=None, metavar="MB",
+        help="Memory of a reduce task, for the default --blocks: blocks as large as a "
+             "block-pair reducer holds in %d%%%% of it (default: on a cluster runner, -D "
+             "mapreduce.reduce.memory.mb where given; else blocks of about %d entries)."
+             % (round(100 * MEMORY_SHARE), DEFAULT_BLOCK_ENTRIES))
+    job.add_passthru_arg(
         "--pair-threads", type=at_least(1, MAX_CORES), default=None, metavar="N",
         help="Threads a block pair's reducer may use where its rows come whole (one "
              "block and --top-k, measures dot, cosine and pearson, unpruned): up to "
@@ -276,6 +283,10 @@ def check_dot_products_options(o, error):
                   m for m in MEASURES if get_measure(m).needs_n_features)))
     if o.blocks is not None and o.strategy != "blocks":
         error("argument --blocks: has no effect with --strategy %s" % o.strategy)
+    if o.reducer_memory is not None and (o.strategy != "blocks" or o.blocks is not None):
+        error("argument --reducer-memory: has no effect %s (it sizes the blocks strategy's "
+              "default --blocks)" % ("with --blocks" if o.strategy == "blocks" else
+                                     "with --strategy %s" % o.strategy))
     if o.pair_threads is not None and o.strategy != "blocks":
         error("argument --pair-threads: has no effect with --strategy %s" % o.strategy)
     if o.blocks is not None and o.blocks > MAX_BLOCKS:

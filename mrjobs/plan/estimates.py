@@ -12,6 +12,7 @@ from mrjobs.plan.sample import PlanError
 from mrjobs.plan.prefixplan import prefix_estimates
 from mrjobs.plan.wirecost import Wire, job_steps, vectors_step
 from mrjobs.runtime.localsettings import task_count
+from mrjobs.strategies.containers import block_entries_for
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, MAX_BLOCKS,
                                       bytes_per_entry, cores, data_first_line, default_blocks,
                                       df_cut_form, estimate_blocks, input_data_bytes,
@@ -194,6 +195,8 @@ def job_args(o, inputs=None):
                         ("--max-df", o.max_df), ("--top-k", o.top_k),
                         ("--threshold", o.threshold), ("--measure", o.measure),
                         ("--num-features", o.num_features), ("--input-format", o.input_format),
+                        ("--reducer-memory", o.reducer_memory
+                         if o.strategy == "blocks" and o.blocks is None else None),
                         ("--runner", o.runner), ("--num-cores", o.num_cores),
                         ("--output-format", None if getattr(o, "output_format", "json") == "json"
                          else o.output_format)):
@@ -218,15 +221,19 @@ def _job_blocks(o, input_bytes, mean_length):
         logging.getLogger("mrjobs.strategies.sizing").disabled = True
         try:
             line = data_first_line(o.inputs or ["-"])
-            b = default_blocks(input_data_bytes(paths), o.runner, o.num_cores,
+            b = default_blocks(input_data_bytes(paths), reducers(o.runner, o.num_cores),
                                input_bytes_per_entry=bytes_per_entry(o.input_format, line),
                                top_k=o.top_k,
                                entries_per_vector=vector_entries(o.input_format, line),
-                               whole=whole_rows(o))
+                               whole=whole_rows(o), size=DEFAULT_BLOCK_ENTRIES
+                               if o.reducer_memory is None else
+                               block_entries_for(o.reducer_memory, o.buffer_entries))
         finally:
             logging.getLogger("mrjobs.strategies.sizing").disabled = False
     else:
         b = estimate_blocks(int(input_bytes) // INPUT_BYTES_PER_ENTRY, reducers(o.runner, o.num_cores),
+                            DEFAULT_BLOCK_ENTRIES if o.reducer_memory is None else
+                            block_entries_for(o.reducer_memory, o.buffer_entries),
                             top_k=o.top_k, entries_per_vector=mean_length)
     return (b, None) if b <= MAX_BLOCKS else (MAX_BLOCKS, b)
 

@@ -311,7 +311,8 @@ def _prefix_steps(e, wire, o, R):
     nbytes = (blocks * (wire.feat_key + 2 + 10 * wire.rho) + wire.rho * (
         e["prefix_copies"] * (2 * 20 + (8 if wire.stats else 0))
         + e["prefix_entries"] * (16 + wire.wsize) + e["prefix_earlier"] * 20))
-    steps.append(_step("pairs", blocks, e["prefix_entries"] + e["prefix_earlier"], nbytes))
+    steps.append(dict(_step("pairs", blocks, e["prefix_entries"] + e["prefix_earlier"], nbytes),
+                      groups=e["prefix_features"]))
     deg, p = e["pairs"]["deg"], max(e["prefix_mean"], 1.0)
     rows_e = float((deg if o.top_k is None else np.minimum(deg, o.top_k * p)).mean() * f.N)
     rows_r = float((p * (1 - np.exp(-deg / p))).mean() * f.N)

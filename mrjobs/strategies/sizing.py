@@ -335,33 +335,33 @@ def one_block_pays(entries, top_k, entries_per_vector):
             and entries / entries_per_vector < ONE_BLOCK_VECTORS_PER_K * top_k)
 
 
-def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,
+def default_blocks(input_bytes, n, buffer_entries=1000000,
                    input_bytes_per_entry=INPUT_BYTES_PER_ENTRY, top_k=None,
-                   entries_per_vector=None, whole=False):
-    """``--blocks`` when it is not given: from the input's size in bytes
-    (None: not local files; ``input_bytes_per_entry`` from
-    :func:`bytes_per_entry`), the runner (:func:`reducers`) and ``--top-k``
-    against a vector's entries (:func:`estimate_blocks`; with ``whole``, where
-    :func:`whole_rows` holds, one block where :func:`one_block_pays`), at most
-    :data:`MAX_BLOCKS`; logs the choice.
+                   entries_per_vector=None, whole=False, size=DEFAULT_BLOCK_ENTRIES):
+    """``--blocks`` when it is not given: from the input's bytes (None: not
+    local files; ``input_bytes_per_entry``: :func:`bytes_per_entry`), the
+    runner's ``n`` reduce tasks (:func:`reducers`), ``--top-k`` against a
+    vector's entries (:func:`estimate_blocks`; ``whole``: see
+    :func:`one_block_pays`) and blocks of at most ``size`` entries (see
+    :mod:`mrjobs.strategies.containers`), at most :data:`MAX_BLOCKS`; logged.
 
-    >>> default_blocks(10_000, "local", 2), default_blocks(None, "inline")
+    >>> default_blocks(10_000, reducers("local", 2)), default_blocks(None, reducers("inline"))
     (1, 8)
     """
-    n = reducers(runner, num_cores)
     if input_bytes is None:
         blocks = max(estimate_blocks(0, n), 8)
         log.info("blocks strategy: %d blocks (input size unknown: not local files; "
                  "set --blocks N for your corpus)", blocks)
         return blocks
     entries = input_bytes // input_bytes_per_entry
-    blocks = estimate_blocks(entries, n, top_k=top_k, entries_per_vector=entries_per_vector)
+    blocks = estimate_blocks(entries, n, size, top_k=top_k,
+                             entries_per_vector=entries_per_vector)
     if blocks > 1 and whole and one_block_pays(entries, top_k, entries_per_vector):
         log.info("blocks strategy: --top-k %d for ~%.0f vectors: one block, its pairs on "
                  "the cores, each vector's row written once (no rows step)", top_k,
                  entries / entries_per_vector)
         blocks = 1
-    elif blocks < estimate_blocks(entries, n):
+    elif blocks < estimate_blocks(entries, n, size):
         log.info("blocks strategy: --top-k %d is more than %d times a vector's ~%.0f "
                  "entries: fewer blocks, fewer partial rows", top_k, ROWS_OVER_INPUT,
                  entries_per_vector)
@@ -370,9 +370,9 @@ def default_blocks(input_bytes, runner, num_cores=None, buffer_entries=1000000,
                     "job takes (%d): using %d; each block-pair reducer then holds more "
                     "(plan with python -m mrjobs.plan)", blocks, MAX_BLOCKS, MAX_BLOCKS)
         blocks = MAX_BLOCKS
-    log.info("blocks strategy: %d block(s), %d block pair(s), for ~%d entries (%d input "
-             "bytes); each block-pair reducer needs about %d MB (--blocks N to change)",
-             blocks, blocks * (blocks + 1) // 2, entries, input_bytes,
+    log.info("blocks strategy: %d block(s) of up to %d entries, %d block pair(s), for ~%d "
+             "entries (%d input bytes); each block-pair reducer needs about %d MB (--blocks "
+             "N to change)", blocks, size, blocks * (blocks + 1) // 2, entries, input_bytes,
              pair_memory_bytes(entries, blocks, buffer_entries) // 2**20)
     return blocks
 

@@ -10,7 +10,7 @@ import pytest
 from mrjobs.runtime import localrunner, localsettings
 from mrjobs.runtime.epilogue import write_output
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, INPUT_BYTES_PER_ENTRY, SMALL_ENTRIES,
-                                      WHOLE_ROWS_MAX_ENTRIES, default_blocks)
+                                      WHOLE_ROWS_MAX_ENTRIES, default_blocks, reducers)
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.runtime.tasks import check_task_python, probe_task_python
 from mrjobs.runtime.localsettings import BALANCE_BYTES, SPLIT_BYTES, task_count
@@ -266,11 +266,11 @@ def test_one_block_of_up_to_twice_the_entries_where_partial_rows_outweigh():
     # cluster, one core), nor at a --top-k short of it, nor beyond the bound
     past, short = dict(top_k=1000, entries_per_vector=50), dict(top_k=100, entries_per_vector=50)
     nbytes = (DEFAULT_BLOCK_ENTRIES + WHOLE_ROWS_MAX_ENTRIES) // 2 * INPUT_BYTES_PER_ENTRY
-    assert default_blocks(nbytes, "local", 2, whole=True, **past) == 1
-    assert default_blocks(nbytes, "local", 2, whole=False, **past) == 2
-    assert default_blocks(nbytes, "local", 2, whole=True, **short) == 3
+    assert default_blocks(nbytes, reducers("local", 2), whole=True, **past) == 1
+    assert default_blocks(nbytes, reducers("local", 2), whole=False, **past) == 2
+    assert default_blocks(nbytes, reducers("local", 2), whole=True, **short) == 3
     over = WHOLE_ROWS_MAX_ENTRIES + DEFAULT_BLOCK_ENTRIES // 2
-    assert default_blocks(over * INPUT_BYTES_PER_ENTRY, "local", 2, whole=True, **past) == (
+    assert default_blocks(over * INPUT_BYTES_PER_ENTRY, reducers("local", 2), whole=True, **past) == (
         -(-over // DEFAULT_BLOCK_ENTRIES))
 
 
