@@ -49,7 +49,6 @@ from mrjobs.counters import (PREFIX_ENTRIES_SENT, PREFIX_GROUPS, PREFIX_PAIRS_DR
                              PRODUCTS_COMPUTED, WORK)
 from mrjobs.pairs.idarrays import group_starts
 from mrjobs.pairs.kernel import PairSpec, pair_best
-from mrjobs.strategies.blocks import feature_columns
 from mrjobs.strategies.combining import PostingBuffer, RegroupBuffer
 from mrjobs.strategies.contract import Step, by_family
 from mrjobs.strategies.prefixing import PrefixBuffer, entry_vectors, shared_earlier
@@ -69,7 +68,7 @@ class PrefixStrategy:
     def steps(self):
         return [Step(self.reducer_df, self.reducer_df_init, self.reducer_df_final),
                 Step(self.reducer_prefix, self.reducer_prefix_init, self.reducer_prefix_final),
-                Step(self.reducer_pairs)]
+                Step(self.reducer_pairs, self.reducer_pairs_init, self.reducer_pairs_final)]
 
     # -- fed by the vectors step: postings to the df step -------------------
 
@@ -125,14 +124,31 @@ class PrefixStrategy:
         sent = yield from self._prefixes.flush()
         self.ctx.counts.add(WORK, PREFIX_ENTRIES_SENT, sent)
 
-    # -- pairs: the vectors of one prefix feature -----------------------------
+    # -- pairs: the vectors of the prefix features ----------------------------
+
+    def reducer_pairs_init(self):
+        self._groups, self._group_entries = [], 0
 
     def reducer_pairs(self, feature, records):
-        ctx = self.ctx
+        """Buffer one prefix feature's records; the buffered groups go to the
+        kernel together (:class:`_Groups`) when they hold ``--buffer-entries``."""
         records = list(records)
-        if sum(len(r) for r in records if not r.side) < (1 if ctx.include_self else 2):
+        if sum(len(r) for r in records if not r.side) < (1 if self.ctx.include_self else 2):
             return  # (a feature in one vector's prefix: no pair here)
-        g = _Group(records)
+        self._groups.append(records)
+        self._group_entries += sum(r.features.shape[0] for r in records)
+        if self._group_entries >= self.ctx.buffer_entries:
+            yield from self._pairs()
+
+    def reducer_pairs_final(self):
+        yield from self._pairs()
+
+    def _pairs(self):
+        if not self._groups:
+            return
+        ctx = self.ctx
+        g = _Groups(self._groups)
+        self._groups, self._group_entries = [], 0
         spec = PairSpec(ctx.top_k, ctx.buffer_entries, diagonal=True,
                         include_self=ctx.include_self, mirror=True,
                         prune="auto" if ctx.prune else "never", merge=True, threads=ctx.threads)
@@ -141,71 +157,99 @@ class PrefixStrategy:
         dropped = 0
         while True:
             try:
-                _, groups, others, scores = next(results)
+                _, rows, others, scores = next(results)
             except StopIteration as done:
                 work = done.value
                 break
-            earlier = shared_earlier(groups, others, g.earlier_ptr, g.earlier_cols, g.n_cols)
+            earlier = shared_earlier(rows, others, g.earlier_ptr, g.earlier_cols, g.n_cols)
             if earlier.any():
                 dropped += int(earlier.sum())
                 keep = ~earlier
-                groups, others, scores = groups[keep], others[keep], scores[keep]
-            yield from self._emit(groups, others, scores, g)
-        for name, n in ((PREFIX_GROUPS, 1), (PRODUCTS_COMPUTED, work.products),
+                rows, others, scores = rows[keep], others[keep], scores[keep]
+            yield from self._emit(rows, others, scores, g)
+        for name, n in ((PREFIX_GROUPS, g.count), (PRODUCTS_COMPUTED, work.products),
                         (PREFIX_PAIRS_DROPPED, dropped)):
             ctx.counts.add(WORK, name, n)
 
-    def _emit(self, groups, others, scores, g):
-        """One partial row per group (entries arrive grouped)."""
-        if not groups.shape[0]:
+    def _emit(self, rows, others, scores, g):
+        """One partial row per row of the product (entries arrive grouped)."""
+        if not rows.shape[0]:
             return
         scores = scores.astype(self.ctx.wire_dtype, copy=False)
-        starts = group_starts(groups)
-        ends = np.append(starts[1:], groups.shape[0]).tolist()
+        starts = group_starts(rows)
+        ends = np.append(starts[1:], rows.shape[0]).tolist()
         ids = g.ids[others]
         raw = g.raw
-        for s, e, v in zip(starts.tolist(), ends, groups[starts].tolist()):
+        for s, e, v in zip(starts.tolist(), ends, rows[starts].tolist()):
             yield raw[16 * v:16 * v + 16], Stripe(ids[s:e], scores[s:e])
 
 
-class _Group:
-    """The vectors of one prefix feature's reducer, sorted by id, as a CSR
-    matrix over the group's features in UUID order; each vector's prefix
-    features before the key as columns (:attr:`earlier_ptr`,
-    :attr:`earlier_cols`)."""
+def _stacked(blocks, group_sizes):
+    """The blocks' arrays concatenated, with each vector's and each entry's
+    group (``group_sizes``: blocks a group)."""
+    ids = np.concatenate([b.ids for b in blocks])
+    lengths = np.concatenate([b.lengths for b in blocks]).astype(np.int64)
+    feats = np.concatenate([b.features for b in blocks])
+    vec_group = np.repeat(np.repeat(np.arange(len(group_sizes)), group_sizes),
+                          [len(b) for b in blocks])
+    return ids, lengths, feats, vec_group, vec_group[entry_vectors(lengths)]
 
-    def __init__(self, records):
+
+def _keys(group, ids):
+    """``S20`` keys (group as 4 big-endian bytes, then the 16 id bytes): they
+    sort by group, then by id."""
+    out = np.empty((ids.shape[0], 20), np.uint8)
+    out[:, :4] = group.astype(">u4").view(np.uint8).reshape(-1, 4)
+    out[:, 4:] = np.frombuffer(ids.tobytes(), np.uint8).reshape(-1, 16)
+    return out.view("S20").ravel()
+
+
+class _Groups:
+    """Buffered prefix features' groups as one block-diagonal CSR matrix:
+    each group's vectors (sorted by id) over the group's own columns (its
+    features in UUID order), so that no product crosses two groups and each
+    pair's terms are added in the order of the group's own matrix -- the
+    order of the blocks strategy.  Each row's prefix features before its
+    group's key, as columns (:attr:`earlier_ptr`, :attr:`earlier_cols`)."""
+
+    def __init__(self, groups):
         import scipy.sparse as sp  # here: the tasks of other steps need not load it
-        sides = ([], [])
-        for r in records:
-            sides[r.side].append(r)
-        v, e = sides
-        ids = np.concatenate([b.ids for b in v])
-        lengths = np.concatenate([b.lengths for b in v]).astype(np.int64)
-        feats = np.concatenate([b.features for b in v])
-        weights = np.concatenate([b.weights for b in v]).astype(np.float64, copy=False)
-        stats = None if v[0].stats is None else np.concatenate([b.stats for b in v])
-        e_ids = np.concatenate([b.ids for b in e]) if e else ids[:0]
-        e_lengths = (np.concatenate([b.lengths for b in e]).astype(np.int64) if e
-                     else lengths[:0])
-        e_feats = np.concatenate([b.features for b in e]) if e else feats[:0]
-        self.n_cols, cols, e_cols = feature_columns(feats, e_feats)
-        by_id = np.argsort(ids, kind="stable")
-        self.ids = ids[by_id]
+        v = [[r for r in g if not r.side] for g in groups]
+        e = [[r for r in g if r.side] for g in groups]
+        self.count = len(groups)
+        blocks = [b for bs in v for b in bs]
+        ids, lengths, feats, vgroup, fgroup = _stacked(blocks, [len(bs) for bs in v])
+        weights = np.concatenate([b.weights for b in blocks]).astype(np.float64, copy=False)
+        stats = None if blocks[0].stats is None else np.concatenate([b.stats for b in blocks])
+        columns, cols = np.unique(_keys(fgroup, feats), return_inverse=True)
+        self.n_cols = columns.shape[0]
+        row_keys = _keys(vgroup, ids)
+        by_row = np.argsort(row_keys, kind="stable")
+        self.ids = ids[by_row]
         self.raw = self.ids.tobytes()
-        self.stats = None if stats is None else stats[by_id]
-        # each vector's earlier prefix features, grouped by the vector's rank
-        e_rank = np.searchsorted(self.ids, e_ids)
-        e_order = np.lexsort((e_cols, np.repeat(e_rank, e_lengths)))
-        self.earlier_cols = e_cols[e_order].astype(np.int64)
-        self.earlier_ptr = np.concatenate(([0], np.cumsum(np.bincount(
-            e_rank, e_lengths, self.ids.shape[0]).astype(np.int64))))
-        # vectors by id, each one's entries by column (UUID order)
-        rank = np.empty_like(by_id)
-        rank[by_id] = np.arange(by_id.shape[0])
+        self.stats = None if stats is None else stats[by_row]
+        rank = np.empty_like(by_row)
+        rank[by_row] = np.arange(by_row.shape[0])
         order = np.lexsort((cols, rank[entry_vectors(lengths)]))
-        indptr = np.concatenate(([0], np.cumsum(lengths[by_id])))
-        m = sp.csr_matrix((weights[order], cols[order].astype(np.int32), indptr),
+        indptr = np.concatenate(([0], np.cumsum(lengths[by_row])))
+        m = sp.csr_matrix((weights[order], cols.reshape(-1)[order].astype(np.int32), indptr),
                           shape=(ids.shape[0], self.n_cols))
         m.has_sorted_indices = True
         self.matrix = m
+        self._earlier([b for bs in e for b in bs], [len(bs) for bs in e], columns,
+                      row_keys[by_row])
+
+    def _earlier(self, blocks, sizes, columns, rows):
+        """Each row's earlier prefix features as columns, grouped by row."""
+        n = rows.shape[0]
+        if not blocks:
+            self.earlier_ptr = np.zeros(n + 1, np.int64)
+            self.earlier_cols = np.zeros(0, np.int64)
+            return
+        ids, lengths, feats, vgroup, fgroup = _stacked(blocks, sizes)
+        row = np.searchsorted(rows, _keys(vgroup, ids))
+        col = np.searchsorted(columns, _keys(fgroup, feats))
+        order = np.lexsort((col, np.repeat(row, lengths)))
+        self.earlier_cols = col[order].astype(np.int64)
+        self.earlier_ptr = np.concatenate(([0], np.cumsum(np.bincount(
+            row, lengths, n).astype(np.int64))))
