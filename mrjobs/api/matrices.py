@@ -113,7 +113,8 @@ def _run(args):
             raise RuntimeError("the job did not read the vectors written for it: %s"
                                % skipped[0][len("mrsparse: "):])
         job.check_something_was_read(counters)
-        lines = [line.rstrip(b"\r\n") for line in to_lines(runner.cat_output())]
+        # in the command line's order (the launcher's: sorted), whatever the parts
+        lines = sorted(line.rstrip(b"\r\n") for line in to_lines(runner.cat_output()))
     return lines, counters
 
 

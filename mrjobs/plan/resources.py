@@ -155,11 +155,11 @@ def memory_by_kind(e, o, c):
 
 
 #: CPU seconds of the prefix strategy's pair step per distinct prefix feature
-#: as the plan extrapolates them (a group's records decoded, its matrix built,
-#: the kernel called), beside its bytes and products: fitted on one run, the
-#: 117,609 WordNet glosses at cosine 0.5 on the local runner (43 s of CPU; the
+#: as the plan extrapolates them (a group's records decoded and put in the
+#: batch's matrix), beside its bytes and products: fitted on one run, the
+#: 117,609 WordNet glosses at cosine 0.5 on the local runner (38 s of CPU; the
 #: plan's 150,000 prefix features, of which 55,000 had a pair to score)
-GROUP_CPU_S = 1.2e-4
+GROUP_CPU_S = 8e-5
 
 
 def times(e, c, slots):

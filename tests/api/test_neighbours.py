@@ -95,7 +95,7 @@ def test_the_same_lines_as_the_command_line_on_the_written_matrix(tmp_path):
                           "jaccard", "--top-k", "5", "-r", "inline", "--quiet"],
                          capture_output=True, cwd=ROOT, check=True).stdout
     result = mrjobs.neighbours(m, ids, measure="jaccard", top_k=5)
-    assert sorted(result.lines) == sorted(cli.splitlines()) and result.lines
+    assert result.lines == cli.splitlines() and result.lines  # in its order too
     back = Neighbours.from_lines(cli.decode().splitlines(), ids)
     assert (back.matrix != result.matrix).nnz == 0 and back.rows() == result.rows()
 
@@ -106,7 +106,15 @@ def test_the_local_runner_gives_the_inline_lines():
     m = matrix(seed=8)
     inline = mrjobs.neighbours(m, top_k=3, max_df=60)
     local = mrjobs.neighbours(m, top_k=3, max_df=60, runner="local")
-    assert sorted(local.lines) == sorted(inline.lines) and local.lines
+    assert local.lines == inline.lines and local.lines
+
+
+def test_the_prefix_strategy_gives_the_same_lines():
+    m = matrix(seed=9)
+    blocks = mrjobs.neighbours(m, threshold=0.2)
+    prefix = mrjobs.neighbours(m, threshold=0.2, strategy="prefix")
+    assert prefix.lines == blocks.lines and blocks.lines
+    assert (prefix.matrix != blocks.matrix).nnz == 0
 
 
 def test_ids_map_to_uuids_deterministically_and_back():
