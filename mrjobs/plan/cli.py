@@ -124,16 +124,16 @@ def options_for_job(job_options, inputs, sample_lines=2000, pair_sample=500):
     return o
 
 
-def plan(o):
+def plan(o, alternative=True):
     """Sample the input and estimate: the plan's dict for the parsed options;
-    where the other of blocks and prefix could run the same job, its time and
-    bytes too (``alternative``)."""
+    with ``alternative``, where the other of blocks and prefix could run the
+    same job, its time and bytes too."""
     corpus = read_sample(o.inputs, o.sample_lines, o.input_format)
     queries = read_sample([o.queries], o.sample_lines, o.input_format) if o.queries else None
     cal = load_calibration(o.calibration)
     e = estimate(corpus, queries, o, cal)
     other = {"blocks": "prefix", "prefix": "blocks"}.get(o.strategy)
-    if (other and o.threshold is not None and not o.queries and o.blocks is None
+    if (alternative and other and o.threshold is not None and not o.queries and o.blocks is None
             and o.pair_threads is None and o.measure in PREFIX_MEASURES):
         alt = estimate(corpus, queries, argparse.Namespace(**dict(vars(o), strategy=other)),
                        cal)
@@ -180,7 +180,8 @@ def temp_disk_need(job_options, inputs, free):
         if bound is not None and free >= QUICK_FACTOR * size + bound:
             return None
     try:
-        return plan(options_for_job(job_options, list(inputs)))["temp_disk_bytes"]
+        return plan(options_for_job(job_options, list(inputs)), alternative=False)[
+            "temp_disk_bytes"]
     except Exception as err:  # a plan that fails must not stop the run it checks
         log.debug("no temp disk plan (%r): the run goes ahead unchecked", err)
         return None

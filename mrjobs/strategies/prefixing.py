@@ -123,7 +123,11 @@ class PrefixBuffer:
     """Whole prepared vectors in, their copies to their prefix features out:
     per feature, one :class:`~mrcodecs.jobwire.Block` of the vectors (side 0)
     and one of their prefix features before it (side 1; weights 0, vectors
-    with none left out), both keyed by the feature.
+    with none left out), both keyed by the feature.  A vector goes only to
+    the prefix features that another vector holds too (df >= 2: the first
+    feature a pair shares always is one), and, under ``--include-self``, to
+    its first prefix feature, where it meets itself; the features before a
+    copy's are those of the vector's copies before it.
 
     Memory: at most ``limit`` entries buffered, plus one vector."""
 
