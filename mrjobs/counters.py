@@ -69,6 +69,7 @@ BLOCK_PAIRS = "block pairs"
 #: the pair shares
 PREFIX_ENTRIES_SENT = "prefix entries sent"
 PREFIX_GROUPS = "prefix features with a pair to score"
+PREFIX_NOWHERE = "vectors sent nowhere: no pair of theirs can reach --threshold"
 PREFIX_PAIRS_DROPPED = "pairs left to an earlier prefix feature"
 PRODUCTS_COMPUTED = "products computed"
 #: pruning under --threshold (blocks strategy; see mrjobs.pairs.pruning)
@@ -95,7 +96,7 @@ class Counters(dict):
 
 #: the WORK counters the report reads
 _REPORTED_WORK = (OUTPUT_LINES, PAIRS_BELOW_THRESHOLD, ROWS_PRUNED, COLUMNS_PRUNED,
-                  CELLS_PRUNED, BLOCK_PAIRS_PRUNED)
+                  CELLS_PRUNED, BLOCK_PAIRS_PRUNED, PREFIX_NOWHERE)
 
 
 def _totals(step_counters):
@@ -179,10 +180,13 @@ def _why_nothing(total):
     below = total.get((WORK, PAIRS_BELOW_THRESHOLD), 0)
     pruned = sum(total.get((WORK, name), 0) for name in (ROWS_PRUNED, COLUMNS_PRUNED,
                                                            CELLS_PRUNED, BLOCK_PAIRS_PRUNED))
-    if not below and not pruned:
+    nowhere = total.get((WORK, PREFIX_NOWHERE), 0)
+    if not below and not pruned and not nowhere:
         return []
-    line = ("mrsparse: no pair reached --threshold (%s pair(s) scored below it%s)"
-            % (_n(below), ", more pruned as unable to reach it" if pruned else ""))
+    line = ("mrsparse: no pair reached --threshold (%s pair(s) scored below it%s%s)"
+            % (_n(below), ", more pruned as unable to reach it" if pruned else "",
+               "; %s vector(s) had no pair able to reach it, by their bounds" % _n(nowhere)
+               if nowhere else ""))
     dropped = total.get((DFCUT, FEATURES_DROPPED), 0)
     if dropped:
         line += ("; pairs that share only the %s feature(s) --max-df dropped were never "

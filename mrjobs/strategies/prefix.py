@@ -45,8 +45,8 @@ import numpy as np
 
 from mrcodecs.jobwire import Stripe
 
-from mrjobs.counters import (PREFIX_ENTRIES_SENT, PREFIX_GROUPS, PREFIX_PAIRS_DROPPED,
-                             PRODUCTS_COMPUTED, WORK)
+from mrjobs.counters import (PREFIX_ENTRIES_SENT, PREFIX_GROUPS, PREFIX_NOWHERE,
+                             PREFIX_PAIRS_DROPPED, PRODUCTS_COMPUTED, WORK)
 from mrjobs.pairs.idarrays import group_starts
 from mrjobs.pairs.kernel import PairSpec, pair_best
 from mrjobs.strategies.combining import PostingBuffer, RegroupBuffer
@@ -121,8 +121,9 @@ class PrefixStrategy:
         yield from self._flush_prefixes()
 
     def _flush_prefixes(self):
-        sent = yield from self._prefixes.flush()
+        sent, nowhere = yield from self._prefixes.flush()
         self.ctx.counts.add(WORK, PREFIX_ENTRIES_SENT, sent)
+        self.ctx.counts.add(WORK, PREFIX_NOWHERE, nowhere)
 
     # -- pairs: the vectors of the prefix features ----------------------------
 

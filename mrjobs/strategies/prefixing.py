@@ -155,9 +155,10 @@ class PrefixBuffer:
         return self.n >= self.limit or len(self.docs) >= _MAX_VECTORS
 
     def flush(self):
-        """Yield ``(feature, Block)`` records; return the entries sent."""
+        """Yield ``(feature, Block)`` records; return the entries sent and
+        the vectors sent nowhere (no pair of theirs can reach the threshold)."""
         if not self.docs:
-            return 0
+            return 0, 0
         ids = np.frombuffer(b"".join(self.docs), "S16")
         lengths = np.array(self.lengths, np.int64)
         feats = np.concatenate(self.feats)
@@ -184,8 +185,10 @@ class PrefixBuffer:
         by_key = np.lexsort((owner, keys))
         starts = np.cumsum(lengths) - lengths
         vectors = Block(ids, lengths.astype(np.uint32), feats, weights, stats)
-        return (yield from _copies(keys[by_key], owner[by_key], k[by_key], e_ptr[by_key],
-                                   starts, vectors, earlier))
+        nowhere = ids.shape[0] - np.unique(owner).shape[0]
+        sent = yield from _copies(keys[by_key], owner[by_key], k[by_key], e_ptr[by_key],
+                                  starts, vectors, earlier)
+        return sent, nowhere
 
 
 def _copies(keys, owner, k, e_start, starts, v, earlier):

@@ -222,3 +222,13 @@ def test_the_command_line_refuses_in_one_line():
                        text=True)
     assert p.returncode == 2 and "prefix needs --threshold" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_a_threshold_no_pair_can_reach_says_so():
+    from mrjobs.counters import PREFIX_NOWHERE, run_report
+    run = jobs_helpers.run(["--measure", "cosine", "--threshold", "1.5"], LINES,
+                           strategy="prefix")
+    assert not run.lines
+    assert run.counters[WORK][PREFIX_NOWHERE] > 0
+    report = run_report([run.counters])
+    assert "no pair reached --threshold" in report and "had no pair able to reach it" in report
