@@ -42,6 +42,10 @@ def _sample_line(e, o):
     return parts
 
 
+#: a prefix feature's group is a straggler past this many times a reduce task's share
+STRAGGLER = 3.0
+
+
 def _warnings(e, o):
     out = []
     if e.get("blocks_over_limit"):
@@ -63,6 +67,12 @@ def _warnings(e, o):
             and e["suggested_blocks"] > e["blocks"]):
         out.append("%d block pairs for %d reduce tasks: some reducers of the pairs step idle "
                    "(--blocks %d)" % (e["block_pairs"], e["reducers"], e["suggested_blocks"]))
+    share = e.get("largest_group_share") or 0.0
+    if o.strategy == "prefix" and share * e["reducers"] > STRAGGLER:
+        out.append("one prefix feature's group holds %.1f%% of the pair step's products, "
+                   "%.1fx a reduce task's share of %d: its reducer is the straggler (the "
+                   "strategy does not split a group; a higher --threshold or --max-df "
+                   "shortens it)" % (100 * share, share * e["reducers"], e["reducers"]))
     if e.get("cut_resolution", 99) < 10:
         out.append("--max-df %d is %.2g vectors of the sample: the df-cut is decided on "
                    "features seen a few times, the kept products are uncertain (raise "
