@@ -70,6 +70,7 @@ BLOCK_PAIRS = "block pairs"
 PREFIX_ENTRIES_SENT = "prefix entries sent"
 PREFIX_GROUPS = "prefix features with a pair to score"
 PREFIX_NOWHERE = "vectors sent nowhere: no pair of theirs can reach --threshold"
+PREFIX_PART_PAIRS = "pairs left to their own part of a split prefix feature"
 PREFIX_PAIRS_DROPPED = "pairs left to an earlier prefix feature"
 PRODUCTS_COMPUTED = "products computed"
 #: pruning under --threshold (blocks strategy; see mrjobs.pairs.pruning)

@@ -13,7 +13,7 @@ pairs.
 """
 import numpy as np
 
-from mrjobs.strategies.prefixing import prefix_lengths
+from mrjobs.strategies.prefixing import parts_of, prefix_lengths
 
 __all__ = ["prefix_estimates"]
 
@@ -36,17 +36,30 @@ def prefix_estimates(e, fams, o):
     j = np.arange(order.shape[0]) - starts[row[order]]
     in_prefix = j < p[row[order]]
     group = np.bincount(col[order][in_prefix], minlength=e["df_hat"].shape[0]) * f.scale
+    # a feature held by more than HOT_VECTORS vectors goes to s parts: each of
+    # its copies to s keys, each pair of parts a group (within one part: the
+    # diagonal; across two: both parts, their pairs within one part dropped)
+    parts = parts_of(np.ceil(e["df_hat"])).astype(np.float64)
+    rep = parts[col[order][in_prefix]]
+    before = j[in_prefix]
     e["prefix_mean"] = float(p.mean()) if p.shape[0] else 0.0
-    e["prefix_copies"] = float(p.sum() * f.scale)
-    e["prefix_entries"] = float((p * lengths).sum() * f.scale)
-    e["prefix_earlier"] = float((p * (p - 1) / 2).sum() * f.scale)
-    e["prefix_groups"] = group[group > 0]
-    pairs = group * (group - 1) / 2 + (group if o.include_self else 0)
+    e["prefix_copies"] = float(rep.sum() * f.scale)
+    e["prefix_entries"] = float((rep * lengths[row[order][in_prefix]]).sum() * f.scale)
+    e["prefix_earlier"] = float((rep * before).sum() * f.scale)
+    e["prefix_groups"] = np.repeat(group / parts, (parts * (parts + 1) // 2).astype(np.int64))[
+        np.repeat(group > 0, (parts * (parts + 1) // 2).astype(np.int64))]
+    m = group / parts  # vectors a part
+    one = m * (m - 1) / 2 + (m if o.include_self else 0)
+    pairs = np.where(parts > 1, parts * one + parts * (parts - 1) / 2 * 2 * m * (2 * m - 1),
+                     one)
+    largest = np.where(parts > 1, m * (2 * m - 1), one)
     e["products_computed"] = float(pairs.sum())
-    e["largest_group_share"] = float(pairs.max() / pairs.sum()) if pairs.sum() else 0.0
-    e["block_pairs"] = int((group > 0).sum())  # the pair step's keys: one a feature
+    e["largest_group_share"] = float(largest.max() / pairs.sum()) if pairs.sum() else 0.0
+    e["split_features"] = int(((parts > 1) & (group > 0)).sum())
+    # the pair step's keys: one a feature, s(s+1)/2 a split one
+    e["block_pairs"] = int((parts * (parts + 1) / 2)[group > 0].sum())
     e["prefix_features"] = _distinct_prefix_features(group / f.scale, f.s.n, f.N)
-    biggest = float(group.max()) if group.shape[0] else 0.0
+    biggest = float((2 * m).max()) if group.shape[0] else 0.0
     mean_len = float(lengths.mean()) if lengths.shape[0] else 0.0
     e["memory"] = biggest * mean_len * GROUP_ENTRY_BYTES + o.buffer_entries * 48
 

@@ -120,11 +120,12 @@ def format_plan(e, o):
                 e["suggested_blocks"]))
     if o.strategy == "prefix":
         lines.append("  prefixes: %.1f features a vector on average; %s copies of vectors, "
-                     "%s entries sent to %s prefix features; products computed: %s (the "
-                     "largest feature's share %.1f%%)" % (
+                     "%s entries sent to %s keys (prefix features of the sample%s); products "
+                     "computed: %s (the largest group's share %.1f%%)" % (
                          e["prefix_mean"], _n(e["prefix_copies"]), _n(e["prefix_entries"]),
-                         _n(e["block_pairs"]), _n(e["products_computed"]),
-                         100 * e["largest_group_share"]))
+                         _n(e["block_pairs"]), ", %s of them split in parts" % _n(
+                             e["split_features"]) if e["split_features"] else "",
+                         _n(e["products_computed"]), 100 * e["largest_group_share"]))
     alt = e.get("alternative")
     if alt is not None:
         lines.append("  " + _alternative_line(e, o, alt))

@@ -33,6 +33,15 @@ that reaches the threshold is scored exactly once are in
     reducer, before the drop, is made of pairs that exist, so what the drop
     removes never hides a pair of the global top-k.
 
+A feature held by more than :data:`~mrjobs.strategies.prefixing.HOT_VECTORS`
+vectors would make its reducer the straggler: it is split into ``s`` parts by
+the vectors' ids, each vector sent to the ``s`` pairs of parts its own belongs
+to (keys that name the feature by a hash: :func:`~mrjobs.strategies.prefixing.split_of`);
+the reducer of two parts scores their pairs across them and leaves those
+within one part to that part's own reducer.  No feature's reducer then scores
+more than about ``2 HOT_VECTORS^2`` products, at the cost of ``s`` copies of
+its vectors and twice its products.
+
 Output: the same lines as the blocks strategy, byte for byte (each pair's dot
 product is added in UUID order of the features, over both whole vectors).
 Cost: the shuffle is the input about three times (vectors, postings, entries
@@ -46,12 +55,13 @@ import numpy as np
 from mrcodecs.jobwire import Stripe
 
 from mrjobs.counters import (PREFIX_ENTRIES_SENT, PREFIX_GROUPS, PREFIX_NOWHERE,
-                             PREFIX_PAIRS_DROPPED, PRODUCTS_COMPUTED, WORK)
+                             PREFIX_PAIRS_DROPPED, PREFIX_PART_PAIRS, PRODUCTS_COMPUTED, WORK)
 from mrjobs.pairs.idarrays import group_starts
 from mrjobs.pairs.kernel import PairSpec, pair_best
 from mrjobs.strategies.combining import PostingBuffer, RegroupBuffer
 from mrjobs.strategies.contract import Step, by_family
-from mrjobs.strategies.prefixing import PrefixBuffer, entry_vectors, shared_earlier
+from mrjobs.strategies.prefixing import (PrefixBuffer, entry_vectors, shared_earlier,
+                                         split_feature, split_of, sub_blocks)
 
 __all__ = ["PrefixStrategy"]
 
@@ -136,7 +146,10 @@ class PrefixStrategy:
         records = list(records)
         if sum(len(r) for r in records if not r.side) < (1 if self.ctx.include_self else 2):
             return  # (a feature in one vector's prefix: no pair here)
-        self._groups.append(records)
+        split = split_of(feature)
+        if split is not None:  # (checks that the key names one feature of the group)
+            split_feature(feature, np.concatenate([r.features for r in records if not r.side]))
+        self._groups.append((records, split))
         self._group_entries += sum(r.features.shape[0] for r in records)
         if self._group_entries >= self.ctx.buffer_entries:
             yield from self._pairs()
@@ -155,7 +168,7 @@ class PrefixStrategy:
                         prune="auto" if ctx.prune else "never", merge=True, threads=ctx.threads)
         results = pair_best(g.matrix, g.matrix, ctx.scorer, spec, stats_a=g.stats,
                             stats_c=g.stats)
-        dropped = 0
+        dropped = kept_own = 0
         while True:
             try:
                 _, rows, others, scores = next(results)
@@ -163,13 +176,15 @@ class PrefixStrategy:
                 work = done.value
                 break
             earlier = shared_earlier(rows, others, g.earlier_ptr, g.earlier_cols, g.n_cols)
-            if earlier.any():
+            own = g.cross[rows] & (g.part[rows] == g.part[others])
+            if earlier.any() or own.any():
                 dropped += int(earlier.sum())
-                keep = ~earlier
+                kept_own += int((own & ~earlier).sum())
+                keep = ~(earlier | own)
                 rows, others, scores = rows[keep], others[keep], scores[keep]
             yield from self._emit(rows, others, scores, g)
         for name, n in ((PREFIX_GROUPS, g.count), (PRODUCTS_COMPUTED, work.products),
-                        (PREFIX_PAIRS_DROPPED, dropped)):
+                        (PREFIX_PAIRS_DROPPED, dropped), (PREFIX_PART_PAIRS, kept_own)):
             ctx.counts.add(WORK, name, n)
 
     def _emit(self, rows, others, scores, g):
@@ -215,8 +230,8 @@ class _Groups:
 
     def __init__(self, groups):
         import scipy.sparse as sp  # here: the tasks of other steps need not load it
-        v = [[r for r in g if not r.side] for g in groups]
-        e = [[r for r in g if r.side] for g in groups]
+        v = [[r for r in g if not r.side] for g, _ in groups]
+        e = [[r for r in g if r.side] for g, _ in groups]
         self.count = len(groups)
         blocks = [b for bs in v for b in bs]
         ids, lengths, feats, vgroup, fgroup = _stacked(blocks, [len(bs) for bs in v])
@@ -237,8 +252,23 @@ class _Groups:
                           shape=(ids.shape[0], self.n_cols))
         m.has_sorted_indices = True
         self.matrix = m
+        self._parts([split for _, split in groups], vgroup[by_row])
         self._earlier([b for bs in e for b in bs], [len(bs) for bs in e], columns,
                       row_keys[by_row])
+
+    def _parts(self, splits, row_group):
+        """Each row's part of a split feature (:attr:`part`), and whether its
+        group joins two parts (:attr:`cross`: its pairs within one part are
+        scored in that part's own group)."""
+        n = row_group.shape[0]
+        self.cross = np.zeros(n, bool)
+        self.part = np.zeros(n, np.int64)
+        for i, split in enumerate(splits):
+            if split is None or split[1] == split[2]:
+                continue
+            at = np.flatnonzero(row_group == i)
+            self.cross[at] = True
+            self.part[at] = sub_blocks(self.ids[at], split[0])
 
     def _earlier(self, blocks, sizes, columns, rows):
         """Each row's earlier prefix features as columns, grouped by row."""

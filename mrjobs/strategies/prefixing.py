@@ -34,14 +34,19 @@ The bound ``D``
     ``dot``, ``correlation`` and ``loglikelihood`` have no bound that holds
     for any partner (:data:`SUPPORTED`).
 """
+import hashlib
+import struct
+import zlib
+
 import numpy as np
 
 from mrcodecs.jobwire import Block
 from mrjobs.pairs.cellbounds import DOT_SLACK, DOT_TINY, score_bounds
 from mrjobs import measures
 
-__all__ = ["SUPPORTED", "supports", "global_order", "prefix_lengths", "suffix_dot_bounds",
-           "PrefixBuffer", "shared_earlier", "entry_vectors"]
+__all__ = ["SUPPORTED", "HOT_VECTORS", "supports", "global_order", "prefix_lengths",
+           "suffix_dot_bounds", "PrefixBuffer", "shared_earlier", "entry_vectors", "split_of",
+           "parts_of", "sub_blocks", "feature_hash", "split_feature"]
 
 #: prepared weights -> (bound on any vector's norm, on any entry's magnitude)
 _WEIGHT_BOUNDS = {"unit": (1.0, 1.0), "centred_unit": (1.0, 1.0), "binary": (None, 1.0)}
@@ -51,6 +56,17 @@ _STAT_RANGE = {"count": (1.0, np.inf)}
 SUPPORTED = frozenset(m.name for m in measures.REGISTRY.values()
                       if m.bound is not None and m.weights in _WEIGHT_BOUNDS)
 _FIXED = 2.0 ** 40
+#: a prefix feature held by more vectors than this is split: its vectors go to
+#: ``s = ceil(df / HOT_VECTORS)`` parts by their id, and each pair of parts
+#: (``s (s + 1) / 2`` keys) to a reducer of its own, so that no feature's
+#: reducer scores more than about ``2 HOT_VECTORS^2`` products
+HOT_VECTORS = 10_000
+#: byte 9 of a split feature's keys: 9 bytes of the feature's BLAKE2b hash
+#: (:func:`feature_hash`), this, then the parts ``s``, ``a <= b`` as
+#: big-endian uint16; a feature whose own byte 9 is this is sent as a split of
+#: one part, so that no feature's own key reads as a split key
+_SPLIT = 0xFE
+_MAX_PARTS = 65535
 #: vectors a buffer holds at most: their fixed-point sums of squares (each at
 #: most about 2**40) stay within int64
 _MAX_VECTORS = 1 << 22
@@ -72,6 +88,69 @@ def entry_vectors(lengths):
     [0, 0, 2]
     """
     return np.repeat(np.arange(lengths.shape[0]), lengths)
+
+
+def parts_of(df):
+    """The parts a prefix feature held by ``df`` vectors is split into (1: not
+    split).
+
+    >>> parts_of(np.array([2, HOT_VECTORS, HOT_VECTORS + 1])).tolist()
+    [1, 1, 2]
+    """
+    return np.minimum(np.maximum(1, -(-np.asarray(df, np.int64) // HOT_VECTORS)), _MAX_PARTS)
+
+
+def sub_blocks(ids, parts):
+    """The part of each vector (``S16`` ids) of a feature split into ``parts``."""
+    raw = ids.tobytes()
+    return np.array([zlib.crc32(raw[i:i + 16]) for i in range(0, len(raw), 16)],
+                    np.int64) % parts
+
+
+def feature_hash(feature):
+    """The 9 bytes of a feature's key that name it in its split keys.
+
+    >>> len(feature_hash(bytes(16)))
+    9
+    """
+    return hashlib.blake2b(feature, digest_size=9).digest()
+
+
+def split_of(key):
+    """``(s, a, b)`` of a split feature's key, or None for a feature's own.
+
+    >>> split_of(bytes(9) + bytes([254, 0, 3, 0, 1, 0, 2])), split_of(bytes(16))
+    ((3, 1, 2), None)
+    """
+    return struct.unpack(">HHH", key[10:16]) if key[9] == _SPLIT else None
+
+
+def _split_copies(keys, owner, ids, df):
+    """The copies to split features replicated to their keys: ``(copy index,
+    key)`` of each, in copy order."""
+    n = keys.shape[0]
+    kb = np.frombuffer(keys.tobytes(), np.uint8).reshape(n, 16)
+    parts = parts_of(df)
+    split = (parts > 1) | (kb[:, 9] == _SPLIT)
+    if not split.any():
+        return np.arange(n), keys
+    rep = np.where(split, parts, 1)
+    idx = np.repeat(np.arange(n), rep)
+    b = np.arange(idx.shape[0]) - np.repeat(np.cumsum(rep) - rep, rep)
+    out = kb[idx].copy()
+    sel = split[idx]
+    s = parts[idx][sel]
+    a = np.zeros(n, np.int64)
+    a[split] = sub_blocks(ids[owner[split]], parts[split])
+    lo, hi = np.minimum(a[idx][sel], b[sel]), np.maximum(a[idx][sel], b[sel])
+    raw = keys.tobytes()
+    hashes = {i: feature_hash(raw[16 * i:16 * i + 16]) for i in np.flatnonzero(split).tolist()}
+    out[sel, :9] = np.frombuffer(b"".join(hashes[i] for i in idx[sel].tolist()),
+                                 np.uint8).reshape(-1, 9)
+    out[sel, 9] = _SPLIT
+    for col, v in ((10, s), (12, lo), (14, hi)):
+        out[sel, col:col + 2] = v.astype(">u2").view(np.uint8).reshape(-1, 2)
+    return idx, out.view("S16").ravel()
 
 
 def global_order(lengths, feats, df):
@@ -182,10 +261,13 @@ class PrefixBuffer:
         earlier = g[sent[copy - k[copy] + at]]
         earlier = earlier[np.lexsort((earlier, copy))]
         e_ptr = np.concatenate(([0], np.cumsum(k)))
+        nowhere = ids.shape[0] - np.unique(owner).shape[0]
+        # the copies to a feature held by many vectors: one to each pair of parts
+        idx, keys = _split_copies(keys, owner, ids, df[g[sent]])
+        owner, k, e_ptr = owner[idx], k[idx], e_ptr[idx]
         by_key = np.lexsort((owner, keys))
         starts = np.cumsum(lengths) - lengths
         vectors = Block(ids, lengths.astype(np.uint32), feats, weights, stats)
-        nowhere = ids.shape[0] - np.unique(owner).shape[0]
         sent = yield from _copies(keys[by_key], owner[by_key], k[by_key], e_ptr[by_key],
                                   starts, vectors, earlier)
         return sent, nowhere
@@ -239,3 +321,19 @@ def shared_earlier(groups, others, earlier_ptr, earlier_cols, n_cols):
     i = np.minimum(np.searchsorted(keyset, probe), keyset.shape[0] - 1)
     hit = keyset[i] == probe
     return np.bincount(pair[hit], minlength=groups.shape[0]) > 0
+
+
+def split_feature(key, feats):
+    """The feature of a split key among a group's distinct features ``feats``
+    (``S16``): the one whose :func:`feature_hash` the key holds.  Raises
+    ValueError if none or more than one does (two features' hashes met: a
+    chance of about 2^-72 a pair of split features), rather than score two
+    features' vectors as one group."""
+    raw = np.unique(feats).tobytes()
+    found = [raw[i:i + 16] for i in range(0, len(raw), 16)
+             if feature_hash(raw[i:i + 16]) == key[:9]]
+    if len(found) != 1:
+        raise ValueError("the prefix strategy's split key %s names %d features of its "
+                         "group, not one: the keys of two split features met"
+                         % (key.hex(), len(found)))
+    return found[0]

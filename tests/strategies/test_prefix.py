@@ -232,3 +232,69 @@ def test_a_threshold_no_pair_can_reach_says_so():
     assert run.counters[WORK][PREFIX_NOWHERE] > 0
     report = run_report([run.counters])
     assert "no pair reached --threshold" in report and "had no pair able to reach it" in report
+
+
+# -- features held by many vectors: split into parts -----------------------------
+
+@pytest.fixture
+def hot(monkeypatch):
+    """Every feature held by more than 3 vectors split (HOT_VECTORS = 3)."""
+    from mrjobs.strategies import prefixing
+    monkeypatch.setattr(prefixing, "HOT_VECTORS", 3)
+
+
+@pytest.mark.parametrize("extra", [[], ["--top-k", "2"], ["--include-self"]])
+@pytest.mark.parametrize("measure", ["cosine", "jaccard"])
+def test_split_features_give_the_bytes_of_the_blocks_strategy(hot, measure, extra):
+    from mrjobs.counters import PREFIX_PART_PAIRS
+    a, b = _both(["--measure", measure, "--threshold", "0.2"] + extra)
+    assert a.lines and b.lines == a.lines
+    assert b.counters[WORK][PREFIX_PART_PAIRS] > 0  # pairs met in two parts' groups
+
+
+def test_a_split_copy_goes_to_every_pair_of_parts_once():
+    from mrjobs.strategies import prefixing
+    feature = np.array([bytes(range(16))], "S16")
+    ids = np.array([uuid.UUID(int=i).bytes for i in range(1, 6)], "S16")
+    df = np.full(5, 3 * prefixing.HOT_VECTORS)  # three parts
+    keys = np.repeat(feature, 5)
+    idx, out = prefixing._split_copies(keys, np.arange(5), ids, df)
+    assert idx.tolist() == sorted(list(range(5)) * 3)
+    for i in range(5):
+        splits = [prefixing.split_of(k.ljust(16, b"\0")) for k in out[idx == i].tolist()]
+        part = prefixing.sub_blocks(ids[i:i + 1], 3)[0]
+        # the vector's part paired with each part, as (s, smaller, larger)
+        assert sorted(splits) == sorted((3, min(part, b), max(part, b)) for b in range(3))
+    # the keys name the feature by its hash: features alike in their first
+    # bytes (sequential ids) get keys of their own
+    other = np.repeat(np.array([bytes(range(15)) + b"\x63"], "S16"), 5)
+    _, out2 = prefixing._split_copies(other, np.arange(5), ids, df)
+    assert not set(out.tolist()) & set(out2.tolist())
+    # a feature whose own id reads as a split key is sent as a split of one part
+    odd = np.array([bytes(9) + bytes([254]) + bytes(6)], "S16")
+    _, out = prefixing._split_copies(odd, np.arange(1), ids[:1], np.array([2]))
+    assert prefixing.split_of(out[0].ljust(16, b"\0")) == (1, 0, 0)
+
+
+def test_a_split_key_that_names_two_features_stops_the_run():
+    from mrjobs.strategies import prefixing
+    f = np.array([bytes(range(16)), bytes(range(1, 17))], "S16")
+    key = prefixing.feature_hash(f[0].tobytes()) + bytes([254, 0, 2, 0, 0, 0, 1])
+    assert prefixing.split_feature(key, f) == f[0].tobytes()
+    with pytest.raises(ValueError, match="names 0 features"):
+        prefixing.split_feature(key, f[1:])
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(lines=_corpora(), measure=st.sampled_from(["cosine", "jaccard"]), pick=st.floats(0, 1),
+       top_k=st.sampled_from([None, 1]))
+def test_drawn_corpora_with_split_features(hot, lines, measure, pick, top_k):
+    full = jobs_helpers.run(["--measure", measure], lines, strategy="blocks")
+    scores = sorted({s for _, row in full.output for s in row.values()})
+    t = scores[int(pick * (len(scores) - 1))] if scores else 0.5
+    args = ["--measure", measure, "--threshold", repr(t)] + (
+        ["--top-k", str(top_k)] if top_k else [])
+    a, b = _both(args, lines)
+    assert b.lines == a.lines
