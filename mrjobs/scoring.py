@@ -24,10 +24,10 @@ from mrjobs.counters import (OUTPUT_LINES, PAIRS_BELOW_THRESHOLD, PAIRS_NOT_FINI
                              WORK)
 from mrjobs.measures import get as get_measure, score
 from mrjobs.measures.scores import cosine, dot
-from mrjobs.pairs.idarrays import top_k_groups, top_k_order
+from mrjobs.pairs.idarrays import group_starts, top_k_groups, top_k_order
 from mrjobs.parsing import weight_limit
 
-__all__ = ["Scorer", "merge_rows", "RowMerger", "output_rows"]
+__all__ = ["Scorer", "merge_rows", "RowMerger", "output_rows", "partial_rows"]
 
 
 class Scorer:
@@ -235,3 +235,18 @@ def output_rows(counts, rows):
     if rows:
         counts.add(WORK, OUTPUT_LINES, len(rows))
     yield from rows
+
+
+def partial_rows(groups, others, scores, group_raw, other_ids, dtype):
+    """``(doc, Stripe)`` of each group's partial row, from a pair kernel's
+    result: entries grouped by ``groups`` (indices into ``group_raw``, the
+    groups' 16-byte ids end to end), their ``others`` (indices into
+    ``other_ids``) and ``scores`` (written as ``dtype``)."""
+    if not groups.shape[0]:
+        return
+    scores = scores.astype(dtype, copy=False)
+    starts = group_starts(groups)
+    ends = np.append(starts[1:], groups.shape[0]).tolist()
+    ids = other_ids[others]
+    for s, e, g in zip(starts.tolist(), ends, groups[starts].tolist()):
+        yield group_raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])

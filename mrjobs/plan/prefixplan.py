@@ -13,6 +13,7 @@ pairs.
 """
 import numpy as np
 
+from mrjobs.plan.wirecost import distinct_features
 from mrjobs.strategies.prefixing import parts_of, prefix_lengths
 
 __all__ = ["prefix_estimates"]
@@ -58,23 +59,10 @@ def prefix_estimates(e, fams, o):
     e["split_features"] = int(((parts > 1) & (group > 0)).sum())
     # the pair step's keys: one a feature, s(s+1)/2 a split one
     e["block_pairs"] = int((parts * (parts + 1) / 2)[group > 0].sum())
-    e["prefix_features"] = _distinct_prefix_features(group / f.scale, f.s.n, f.N)
+    # distinct prefix features among the whole's vectors: beyond the sample,
+    # Heaps' law fitted on it (a real vocabulary grows with the corpus, and its
+    # new features are the rare ones, which the prefixes hold)
+    e["prefix_features"] = distinct_features(group / f.scale, f.s.n, f.N)
     biggest = float((2 * m).max()) if group.shape[0] else 0.0
     mean_len = float(lengths.mean()) if lengths.shape[0] else 0.0
     e["memory"] = biggest * mean_len * GROUP_ENTRY_BYTES + o.buffer_entries * 48
-
-
-def _distinct_prefix_features(pdf, n, N):
-    """Distinct prefix features among ``N`` vectors, from each feature's count
-    ``pdf`` in the prefixes of the ``n`` sample vectors: beyond the sample,
-    Heaps' law fitted on it (a real vocabulary grows with the corpus, and its
-    new features are the rare ones, which the prefixes hold)."""
-    pdf = pdf[pdf > 0]
-
-    def within(k):
-        return float((1.0 - (1.0 - min(k, n) / n) ** pdf).sum())
-    if N <= n or n < 2:
-        return within(N)
-    full, half = within(n), within(n / 2)
-    beta = min(1.0, max(0.0, np.log2(full / half))) if half > 0 else 1.0
-    return full * (N / n) ** beta

@@ -8,10 +8,10 @@ from mrjobs.measures import get as get_measure
 from mrjobs.parsing import POSTINGS
 from mrjobs.strategies.scheme import pairs_write_rows
 
-__all__ = ["Wire", "vectors_step", "job_steps"]
+__all__ = ["Wire", "vectors_step", "job_steps", "distinct_features"]
 
 
-def _distinct(df, n, m):
+def distinct_features(df, n, m):
     """Expected distinct features among ``m`` vectors, from the sample's df
     (``n`` vectors); beyond ``n``, Heaps' law fitted on the sample."""
     def within(k):
@@ -136,7 +136,7 @@ def _postings_step(e, wire, name, o, R):
     for f in e["fams"]:
         nnz = f.s.lengths.sum() * f.scale
         flushes = _flushes(nnz, R, o.buffer_entries)
-        recs += R * flushes * _distinct(f.df, f.s.n, f.N / (R * flushes))
+        recs += R * flushes * distinct_features(f.df, f.s.n, f.N / (R * flushes))
     nnz = sum(f.s.lengths.sum() * f.scale for f in e["fams"])
     return _step(name, recs, nnz, wire.stripe(recs, nnz, wire.feat_key, wire.stats))
 
@@ -218,7 +218,7 @@ def _count_tables(e, R):
     vectors-step reduce tasks sends, per family, one entry per feature it
     holds to every block pair."""
     P = e["block_pairs"]
-    tables = sum(_distinct(f.df, f.s.n, f.N / R) for f in e["fams"])
+    tables = sum(distinct_features(f.df, f.s.n, f.N / R) for f in e["fams"])
     return R * len(e["fams"]) * P, R * tables * P
 
 

@@ -79,9 +79,8 @@ from mrjobs.strategies.scheme import (BlockBuffer, all_pairs, block_pair_key, bl
 from mrjobs.strategies.combining import FeatureCounts, PostingBuffer, RegroupBuffer
 from mrjobs.counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
                        DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
-from mrjobs.pairs.idarrays import group_starts
 from mrjobs.pairs.kernel import ROWS, PairSpec, pair_best
-from mrjobs.scoring import RowMerger, output_rows
+from mrjobs.scoring import RowMerger, output_rows, partial_rows
 from mrjobs.strategies.contract import Step, by_family
 
 __all__ = ["BlocksStrategy"]
@@ -381,21 +380,14 @@ class BlocksStrategy:
     def _emit(self, groups, others, scores, group_side, other_side):
         """One partial row per group (a vector of ``group_side``); entries
         arrive grouped."""
-        if not groups.shape[0]:
+        rows = partial_rows(groups, others, scores, group_side.raw, other_side.ids,
+                            self.ctx.wire_dtype)
+        if not self.writes_rows:
+            yield from rows
             return
-        scores = scores.astype(self.ctx.wire_dtype, copy=False)
-        starts = group_starts(groups)
-        ends = np.append(starts[1:], groups.shape[0]).tolist()
-        starts = starts.tolist()
-        ids = other_side.ids[others]
-        raw = group_side.raw
-        rows = self._rows if self.writes_rows else None
-        for s, e, g in zip(starts, ends, groups[starts].tolist()):
-            if rows is None:
-                yield raw[16 * g:16 * g + 16], Stripe(ids[s:e], scores[s:e])
-            else:  # a whole row: put in order (score descending, ties by id) and cut to k
-                yield from output_rows(self.ctx.counts, rows.add(
-                    raw[16 * g:16 * g + 16], [Stripe(ids[s:e], scores[s:e])]))
+        # a whole row: put in order (score descending, ties by id) and cut to k
+        for doc, row in rows:
+            yield from output_rows(self.ctx.counts, self._rows.add(doc, [row]))
 
 
 def _same_ids(row_ids, col_ids, n_c):

@@ -52,12 +52,10 @@ self-join (``--queries`` is not taken).
 """
 import numpy as np
 
-from mrcodecs.jobwire import Stripe
-
 from mrjobs.counters import (PREFIX_ENTRIES_SENT, PREFIX_GROUPS, PREFIX_NOWHERE,
                              PREFIX_PAIRS_DROPPED, PREFIX_PART_PAIRS, PRODUCTS_COMPUTED, WORK)
-from mrjobs.pairs.idarrays import group_starts
 from mrjobs.pairs.kernel import PairSpec, pair_best
+from mrjobs.scoring import partial_rows
 from mrjobs.strategies.combining import PostingBuffer, RegroupBuffer
 from mrjobs.strategies.contract import Step, by_family
 from mrjobs.strategies.prefixing import (PrefixBuffer, entry_vectors, shared_earlier,
@@ -182,23 +180,10 @@ class PrefixStrategy:
                 kept_own += int((own & ~earlier).sum())
                 keep = ~(earlier | own)
                 rows, others, scores = rows[keep], others[keep], scores[keep]
-            yield from self._emit(rows, others, scores, g)
+            yield from partial_rows(rows, others, scores, g.raw, g.ids, ctx.wire_dtype)
         for name, n in ((PREFIX_GROUPS, g.count), (PRODUCTS_COMPUTED, work.products),
                         (PREFIX_PAIRS_DROPPED, dropped), (PREFIX_PART_PAIRS, kept_own)):
             ctx.counts.add(WORK, name, n)
-
-    def _emit(self, rows, others, scores, g):
-        """One partial row per row of the product (entries arrive grouped)."""
-        if not rows.shape[0]:
-            return
-        scores = scores.astype(self.ctx.wire_dtype, copy=False)
-        starts = group_starts(rows)
-        ends = np.append(starts[1:], rows.shape[0]).tolist()
-        ids = g.ids[others]
-        raw = g.raw
-        for s, e, v in zip(starts.tolist(), ends, rows[starts].tolist()):
-            yield raw[16 * v:16 * v + 16], Stripe(ids[s:e], scores[s:e])
-
 
 def _stacked(blocks, group_sizes):
     """The blocks' arrays concatenated, with each vector's and each entry's

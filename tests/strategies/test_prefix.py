@@ -190,7 +190,12 @@ def _corpora(draw):
 @given(lines=_corpora(), measure=st.sampled_from(["cosine", "jaccard", "tanimoto", "overlap"]),
        pick=st.floats(0, 1), top_k=st.sampled_from([None, 1, 2]))
 def test_drawn_corpora_give_the_bytes_of_the_blocks_strategy(lines, measure, pick, top_k):
-    # the threshold at a pair's exact score, as the blocks strategy gives it
+    _check_at_a_pairs_score(lines, measure, pick, top_k)
+
+
+def _check_at_a_pairs_score(lines, measure, pick, top_k):
+    """Both strategies' lines at a threshold on a pair's exact score, as the
+    blocks strategy gives it (``pick``: where among the scores)."""
     full = jobs_helpers.run(["--measure", measure], lines, strategy="blocks")
     scores = sorted({s for _, row in full.output for s in row.values()})
     t = scores[int(pick * (len(scores) - 1))] if scores else 0.5
@@ -291,10 +296,4 @@ def test_a_split_key_that_names_two_features_stops_the_run():
 @given(lines=_corpora(), measure=st.sampled_from(["cosine", "jaccard"]), pick=st.floats(0, 1),
        top_k=st.sampled_from([None, 1]))
 def test_drawn_corpora_with_split_features(hot, lines, measure, pick, top_k):
-    full = jobs_helpers.run(["--measure", measure], lines, strategy="blocks")
-    scores = sorted({s for _, row in full.output for s in row.values()})
-    t = scores[int(pick * (len(scores) - 1))] if scores else 0.5
-    args = ["--measure", measure, "--threshold", repr(t)] + (
-        ["--top-k", str(top_k)] if top_k else [])
-    a, b = _both(args, lines)
-    assert b.lines == a.lines
+    _check_at_a_pairs_score(lines, measure, pick, top_k)
