@@ -1,6 +1,7 @@
 """Scale out: the prefix strategy's shuffle against the blocks strategy's, on
 a real corpus of short documents (:mod:`bench.wordnet`, the 117,609 glosses of
-WordNet 3.0), cosine ``--threshold 0.5`` and ``0.8``.
+WordNet 3.0), cosine ``--threshold 0.5`` and ``0.8``; and ``--top-k 10``
+(blocks alone: the prefix strategy takes only a threshold).
 
 Each run is the job on the local runner (2 cores), its shuffle the bytes of
 every step's sorted reducer input (the runner's report, as ``bench.jobs``
@@ -41,16 +42,26 @@ SHUFFLE_TARGET = 3.0
 PLAN_BAND = (0.7, 1.3)
 SLOTS = 100
 WALL_TARGET_S = 20 * 60
+#: the top-k row: k, its shuffle target over the compact input, its 10^7 plan's wall
+TOP_K = 10
+TOP_K_SHUFFLE_TARGET = 8.0
+TOP_K_WALL_TARGET_S = 2 * 3600
 CLUSTER = ["--vectors", "10000000", "-r", "hadoop", "--reducers", str(SLOTS),
            "--reducer-memory", "4096"]
 
 
+def _cut(threshold):
+    """The options of a row: ``--threshold T``, or ``--top-k`` for the top-k row (None)."""
+    return ["--top-k", str(TOP_K)] if threshold is None else ["--threshold", str(threshold)]
+
+
 def run(corpus, strategy, threshold, tmp):
-    """One local run: wall, CPU, shuffle by step, the output's digest."""
+    """One local run: wall, CPU, shuffle by step, the output's digest
+    (``threshold`` None: the top-k row)."""
     out, work = Path(tmp) / "out.txt", Path(tmp) / ("tmp-%s-%s" % (strategy, threshold))
     report = Path(tmp) / "report.json"
     cmd = [sys.executable, "-m", "mrjobs.dot_products", str(corpus), "-r", "local",
-           "--num-cores", "2", "--measure", "cosine", "--threshold", str(threshold),
+           "--num-cores", "2", "--measure", "cosine", *_cut(threshold),
            "--strategy", strategy, "--local-tmp-dir", str(work)] + (
         ["--blocks", str(BLOCKS)] if strategy == "blocks" else [])
     os.environ[REPORT_ENV] = str(report)
@@ -71,7 +82,7 @@ def run(corpus, strategy, threshold, tmp):
 def plan(corpus, strategy, threshold, extra=()):
     """The planner's JSON plan for the same options."""
     cmd = [sys.executable, "-m", "mrjobs.plan", str(corpus), "--measure", "cosine",
-           "--threshold", str(threshold), "--strategy", strategy, "--json"] + list(extra)
+           *_cut(threshold), "--strategy", strategy, "--json"] + list(extra)
     if strategy == "blocks" and "--vectors" not in extra:
         cmd += ["--blocks", str(BLOCKS)]
     out = subprocess.run(cmd, capture_output=True, check=True, text=True)
@@ -87,9 +98,10 @@ def compact_bytes(corpus, tmp):
 
 
 def rows_for(corpus, t, tmp, compact, log):
-    """The prefix and blocks rows of one threshold."""
+    """The prefix and blocks rows of one threshold (None: the top-k row, blocks
+    alone: the prefix strategy takes only a threshold)."""
     rows = []
-    for strategy in ("prefix", "blocks"):
+    for strategy in ("prefix", "blocks") if t is not None else ("blocks",):
         r = run(corpus, strategy, t, tmp)
         p = plan(corpus, strategy, t, ["-r", "local", "--num-cores", "2"])
         r["plan_by_step"] = [s["bytes"] for s in p["steps"]]
@@ -101,9 +113,9 @@ def rows_for(corpus, t, tmp, compact, log):
             s["bytes"] for s in cluster["steps"])
         r["cluster_blocks"] = cluster.get("blocks")
         r["shuffle_mb"], r["cluster_min"] = r["shuffle_bytes"] / 1e6, r["cluster_wall_s"] / 60
-        log("t=%s %-7s wall %6.1f s  CPU %6.1f s  shuffle %s (%.1fx compact; plan %.2f)  "
+        log("%s %-7s wall %6.1f s  CPU %6.1f s  shuffle %s (%.1fx compact; plan %.2f)  "
             "10^7 plan: %.0f min wall, %s" % (
-                t, strategy, r["wall_s"], r["cpu_s"], common.size_label(r["shuffle_bytes"]),
+                "t=%s" % t if t is not None else "top-%d" % TOP_K, strategy, r["wall_s"], r["cpu_s"], common.size_label(r["shuffle_bytes"]),
                 r["vs_compact"], r["plan_shuffle_bytes"] / r["shuffle_bytes"],
                 r["cluster_wall_s"] / 60, common.size_label(r["cluster_shuffle_bytes"])))
         rows.append(r)
@@ -143,9 +155,26 @@ def checks(rows, compact):
             % (SLOTS, WALL_TARGET_S // 60), "%.1f min (blocks, %s blocks: %.1f min)" % (
                 p["cluster_wall_s"] / 60, b["cluster_blocks"], b["cluster_wall_s"] / 60),
             p["cluster_wall_s"] <= WALL_TARGET_S))
-    out.append(common.check("top-k 10", "prefix under --top-k alone (floors): shuffle <= 8x",
-                            "not built: --strategy prefix needs --threshold", False))
-    return out
+    return out + top_k_checks(rows)
+
+
+def top_k_checks(rows):
+    """The top-k row's targets: its shuffle (blocks at the block count of a
+    cluster's reducers) and its 10^7 plan."""
+    r = next((r for r in rows if r["threshold"] is None), None)
+    if r is None:
+        return []
+    return [common.check(
+        "top-k %d shuffle" % TOP_K, "--top-k %d: shuffle <= %gx the compact input"
+        % (TOP_K, TOP_K_SHUFFLE_TARGET), "%.2fx (%s; blocks --blocks %d: the prefix "
+        "strategy needs --threshold)" % (r["vs_compact"], common.size_label(r["shuffle_bytes"]),
+                                         BLOCKS), r["vs_compact"] <= TOP_K_SHUFFLE_TARGET),
+        common.check(
+        "top-k %d 10^7 plan" % TOP_K, "--top-k %d, 10^7 documents on %d slots: <= %d h wall"
+        % (TOP_K, SLOTS, TOP_K_WALL_TARGET_S // 3600), "%.1f min (blocks, %s blocks, %s)" % (
+            r["cluster_wall_s"] / 60, r["cluster_blocks"],
+            common.size_label(r["cluster_shuffle_bytes"])),
+        r["cluster_wall_s"] <= TOP_K_WALL_TARGET_S)]
 
 
 def cluster_rows(corpus, tmp, log):
@@ -205,10 +234,11 @@ def main(argv=None):
         compact = compact_bytes(corpus, tmp)
         log("corpus %s: %s of JSON, %s compact" % (corpus.name, common.size_label(
             corpus.stat().st_size), common.size_label(compact)))
-        rows = [r for t in THRESHOLDS for r in rows_for(corpus, t, tmp, compact, log)]
+        rows = [r for t in THRESHOLDS + (None,) for r in rows_for(corpus, t, tmp, compact, log)]
         cluster = cluster_rows(corpus, tmp, log) if o.cluster else []
     found = checks(rows, compact) + (cluster_checks(cluster, compact) if cluster else [])
-    common.print_table(rows, [("threshold", "t"), ("strategy", "strategy"),
+    common.print_table([dict(r, threshold=r["threshold"] or "top %d" % TOP_K) for r in rows],
+                       [("threshold", "t"), ("strategy", "strategy"),
                               ("wall_s", "wall s", "{:.1f}"), ("cpu_s", "CPU s", "{:.1f}"),
                               ("shuffle_mb", "shuffle MB", "{:,.1f}"),
                               ("vs_compact", "x compact", "{:.2f}"),

@@ -263,7 +263,8 @@ def _resources(e, fams, n_feat, o, cal):
         None, "inline", "local") else e["reducers"]
     if o.runner == "inline":
         slots = 1
-    e["wall_s"], e["cpu_s"] = resources.times(e, c, slots) if cal else (None, None)
+    e["wall_s"], e["cpu_s"] = resources.times(
+        e, c, slots, o.runner in resources.CLUSTER_RUNNERS) if cal else (None, None)
     e["seconds"] = e["wall_s"]
     share = None
     if o.strategy == "blocks" and o.threshold is not None:

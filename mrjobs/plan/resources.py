@@ -84,6 +84,19 @@ DEFAULTS = {"rss_base": TASK_BASE_BYTES, "rss_entry": PAIR_BYTES_PER_ENTRY,
             "rss_chunk": CHUNK_BYTES_PER_ENTRY, "rss_buffer": 150.0,
             "rss_sort": 1.0, "rss_launcher": 60e6, "par": 0.85}
 
+#: runners whose tasks sort their own input (a map task its output, a reduce
+#: task the merge of its fetched parts): no share of a step's work waits on
+#: one process, as the local runner's sort and split do (``par`` measures
+#: those on the machine the calibration ran on); the job's own submission,
+#: seconds a step, is not planned
+CLUSTER_RUNNERS = frozenset(("hadoop", "emr", "dataproc", "spark"))
+#: wall seconds a step takes on a cluster beyond its tasks' CPU (the job's
+#: submission, YARN's application master and containers, the tasks' start):
+#: ``(wall - CPU / 2 cores) / steps`` of this project's runs on a 2-core
+#: HDFS + YARN minicluster (the benchmarks page, "Scale out": the WordNet
+#: glosses, prefix 0.5 27 s, prefix 0.8 25 s, blocks 0.5 30 s a step)
+STEP_LAUNCH_S = 27.0
+
 
 def constants(cal):
     """The calibration's constants over :data:`DEFAULTS`."""
@@ -162,7 +175,7 @@ def memory_by_kind(e, o, c):
 GROUP_CPU_S = 8e-5
 
 
-def times(e, c, slots):
+def times(e, c, slots, cluster=False):
     """(wall seconds, CPU seconds) from each step's CPU model, ``k + c_bytes
     bytes (+ c_pairs products computed on the block pairs)``: the calibration's
     own for the steps it ran (``steps``: vectors, pairs, rows), else ``c0 slots
@@ -173,13 +186,18 @@ def times(e, c, slots):
     counts them).  The direct form's pair step (its mappers read the input: model
     ``direct``) has its own constants; a calibration without them takes the
     pairs step's and the vectors step's ``c_bytes`` for the ``parse`` bytes
-    (what a vectors step's mappers would write), on ``min(slots, map tasks)``."""
+    (what a vectors step's mappers would write), on ``min(slots, map tasks)``.
+    On a ``cluster`` (:data:`CLUSTER_RUNNERS`) the whole of a step's CPU
+    runs on ``min(slots, tasks)`` cores, the pairs step's wall is at least
+    its largest task's (:func:`largest_task_share`), and each step takes
+    :data:`STEP_LAUNCH_S` more."""
     per = c.get("steps") if isinstance(c.get("steps"), dict) else {}
+    share = 1.0 if cluster else c["par"]
     wall = cpu = 0.0
 
-    def run(step_cpu, tasks):
-        par = c["par"] * step_cpu
-        return step_cpu, (step_cpu - par) + par / max(min(slots, tasks), 1)
+    def run(step_cpu, tasks, floor=0.0):
+        par = share * step_cpu
+        return step_cpu, max((step_cpu - par) + par / max(min(slots, tasks), 1), floor)
 
     for s in e["steps"]:
         model = s.get("model", s["step"])
@@ -187,17 +205,30 @@ def times(e, c, slots):
                      or (c["c0"] * slots, c["c_bytes"], c["c_pairs"]))
         step_cpu = k + cb * s["bytes"]
         tasks = s.get("reducers", e["reducers"])
+        floor = 0.0
         if s["step"] == "pairs":
             step_cpu += cp * e["products_computed"] + GROUP_CPU_S * s.get("groups", 0)
             tasks = min(tasks, e["block_pairs"]) * e.get("pair_threads", 1)
-        parts = [(step_cpu, tasks)]
+            floor = step_cpu * largest_task_share(e) if cluster else 0.0
+        parts = [(step_cpu, tasks, floor)]
         if s.get("parse") and model not in per:
             parts.append(((per.get("vectors") or (0.0, c["c_bytes"]))[1] * s["parse"],
                           e["map_tasks"]))
+        wall += STEP_LAUNCH_S if cluster else 0.0
         for part_cpu, part_wall in (run(*p) for p in parts):
             cpu += part_cpu
             wall += part_wall
     return wall, cpu
+
+
+def largest_task_share(e):
+    """The share of the pairs step's work in its largest task: the largest
+    prefix feature's group (of the prefix strategy), else one block pair off
+    the diagonal (``2 / B^2`` of the products of ``B`` blocks' pairs)."""
+    if "largest_group_share" in e:
+        return e["largest_group_share"]
+    b = max(e.get("blocks") or 1, 1)
+    return 1.0 if b == 1 else min(2.0 / b ** 2, 1.0)
 
 
 def prune_estimate(rows, cols, o, measure, diagonal):
