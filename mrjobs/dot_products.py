@@ -53,7 +53,7 @@ import os
 from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
-from mrjobs.job import JobError, SparseJob, input_kind
+from mrjobs.job import JobError, SparseJob, input_file, input_kind
 from mrjobs.options import (add_dot_products_options, check_blocks_against_lines,
                             check_dot_products_options,
                             dot_products_memory_advice)
@@ -71,6 +71,7 @@ from mrjobs.scoring import RowMerger, Scorer, output_rows
 from mrjobs.runtime.paths import (OverlapError, is_query_path, queries_for_tasks,
                                   query_names, split_path)
 from mrjobs.strategies.contract import Context, by_family
+from mrjobs.strategies.names import IdsOfAnyKind, NamesJoin
 from mrjobs.strategies.registry import STRATEGIES
 from mrjobs.strategies.vectors import prepare_batch, side_preparer, vector_of_lines
 
@@ -79,7 +80,7 @@ __all__ = ["MRSparseDotProducts"]
 log = logging.getLogger(__name__)
 
 
-class MRSparseDotProducts(SparseJob):
+class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
     """Dot products (or a similarity) of all pairs of vectors sharing a feature.
 
     See the module docstring for the steps, :mod:`mrjobs.strategies.blocks` and
@@ -204,6 +205,8 @@ class MRSparseDotProducts(SparseJob):
 
     def steps(self):
         o = self.options
+        if o.names_of:  # --ids any's second run (mrjobs.strategies.names)
+            return names_steps(self)
         if o.strategy == "blocks" and o.blocks is None:  # the launcher's: the steps follow it
             o.blocks = self._default_blocks()
         mappers = dict(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
@@ -225,7 +228,7 @@ class MRSparseDotProducts(SparseJob):
 
     def mapper_vectors_init(self):
         self._task_init()
-        self._query = is_query_input(self.options, self._input_file())
+        self._query = is_query_input(self.options, input_file())
         self._take = self._direct() and self.strategy.take
         if self._take:
             self.strategy.take_init()
@@ -370,6 +373,20 @@ def rows_step(job):
         job._task_final()
 
     return MRStep(reducer_init=init, reducer=job.reducer_rows, reducer_final=final)
+
+
+def names_steps(job):
+    """The two MRSteps of ``--ids any``'s second run (:class:`NamesJoin`)."""
+    join = NamesJoin(job.counts)
+
+    def final():
+        job._task_final()
+        return iter(())
+
+    return [MRStep(mapper_init=job._task_init, mapper=join.mapper, mapper_final=final,
+                   reducer_init=job._task_init, reducer=join.reducer_ids, reducer_final=final),
+            MRStep(reducer_init=job._task_init, reducer=join.reducer_lines,
+                   reducer_final=final)]
 
 
 def task_step(job, step, mappers=None):

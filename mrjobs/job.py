@@ -37,7 +37,7 @@ from mrjobs.runtime.streams import kind as input_kind
 from mrjobs.runtime.tasks import task_errors
 from mrjobs.runtime.taskstatus import TaskStatus
 
-__all__ = ["SparseJob", "JobError", "input_kind"]
+__all__ = ["SparseJob", "JobError", "input_file", "input_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +157,10 @@ class SparseJob(MRJob):
     def check_launch(self):
         """The job's own checks before it runs (once its streams are files)."""
 
+    def second_run(self):
+        """True where a second run (``start_second_run``) reads this run's output."""
+        return False
+
     #: modules the tasks import (checked in the task Python before a local run)
     TASK_MODULES = ("numpy",)
 
@@ -229,12 +233,13 @@ class SparseJob(MRJob):
         (sorted unique feature ids, zero weights dropped), or None for a
         blank or skipped line."""
         self._lines += 1
-        fast = sorted_json(line, self.options.input_format, self.options.float32)
+        fmt = "named" if getattr(self.options, "ids", None) == "any" else self.options.input_format
+        fast = sorted_json(line, fmt, self.options.float32)
         if fast is not None:  # (the common line: nothing to count but itself)
             self.counts.add(INPUT, VECTORS_READ)
             return fast
         try:
-            parsed = parse_vector(line, self.options.input_format, self.options.float32)
+            parsed = parse_vector(line, fmt, self.options.float32)
         except InputError as e:
             if self.options.strict:
                 first = self._lines == 1 and _split_start() == 0  # the file's first line
@@ -312,9 +317,10 @@ class SparseJob(MRJob):
             ids, w = ids[~zero], w[~zero]
         return ids, w
 
-    @staticmethod
-    def _input_file():
-        return jobconf_from_env("mapreduce.map.input.file", "<stdin>")
+
+def input_file():
+    """The file a map task reads (Hadoop's ``mapreduce.map.input.file``)."""
+    return jobconf_from_env("mapreduce.map.input.file", "<stdin>")
 
 
 #: the input formats, for messages about unreadable input
@@ -344,7 +350,7 @@ def _where(line_in_task):
     (``file://x`` is mrjob's URI for the relative path ``x``) and the line
     number in the file (counted where the file is local and the task's split
     starts inside it; said to be relative to the split where it cannot be)."""
-    path = SparseJob._input_file()
+    path = input_file()
     start = _split_start()
     if path.startswith("file:"):
         path = local_path(path)

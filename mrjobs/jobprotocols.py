@@ -29,6 +29,7 @@ __all__ = [
     "JSONStripeProtocol",
     "StripeProtocol",
     "NeighboursJSONProtocol",
+    "NamedNeighboursProtocol",
     "CompactOutputProtocol",
     "VectorJSONProtocol",
     "VectorTSVProtocol",
@@ -170,6 +171,26 @@ def _quoted_uuids(ids):
     out[:, 0] = out[:, 37] = b'"'
     out[:, _HEX_SLOTS] = _HEX_PAIRS[raw].view("S1").reshape(-1, 32)
     return out.view("S38").ravel().tolist()
+
+
+class NamedNeighboursProtocol:
+    """Final output under ``--ids any``: the vector's id as JSON TAB its
+    ``[[id, score], ...]``, best first.  The job passes the id and the pairs
+    already written (the scores as the first run wrote them:
+    :mod:`mrjobs.strategies.names`).  ``read`` returns ``(id, [[id, score], ...])``.
+    """
+
+    def read(self, line):
+        k, tab, v = line.partition(b"\t")
+        if not tab:
+            raise DecodeError("expected key TAB value, found no TAB in %.80r" % (line,))
+        try:
+            return json.loads(k), json.loads(v)
+        except ValueError as e:
+            raise DecodeError("cannot decode output line %.80r: %s" % (line, e)) from None
+
+    def write(self, key, value):
+        return (json.dumps(key, ensure_ascii=False) + "\t" + value).encode("utf-8")
 
 
 class NeighboursJSONProtocol:

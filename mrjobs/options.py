@@ -216,6 +216,17 @@ def add_dot_products_options(job, strategies):
              "neighbour: a vector of INPUT with the query's id is left out of that "
              "query's line. Map tasks tell query files by "
              "their whole path; a file that is both an input and a query is refused.")
+    job.add_passthru_arg(
+        "--ids", choices=("uuid", "any"), default="uuid",
+        help="'uuid' (default): vector and feature ids are UUIDs. 'any': JSON lines "
+             "whose ids are any strings or integers (features: any keys), each mapped "
+             "to a UUIDv5 as mrjobs.neighbours maps them; the output gives the ids "
+             "back, a line per vector: its id as JSON, TAB, its [id, score] pairs, "
+             "best first (equal scores ordered by the ids' UUIDs). A second run joins "
+             "the ids back: its shuffle is about twice the output's.")
+    # set by the launcher under --ids any: the first run's output, whose UUIDs
+    # the second run maps back to the input's ids (mrjobs.strategies.names)
+    job.add_passthru_arg("--names-of", default=None, metavar="PATH", help=argparse.SUPPRESS)
     # set by the launcher: how map tasks recognise query files (by whole
     # path, or by file name where mrjob uploads local files to the cluster)
     job.add_passthru_arg("--queries-match", choices=("path", "name"), default="path",
@@ -269,6 +280,16 @@ def _add_strategy_options(job, strategies):
              "(this option is for comparing the two)." % ", ".join(sorted(PRUNABLE)))
 
 
+def _check_any_ids(o, error):
+    """``--ids any`` reads JSON lines and writes JSON lines."""
+    if o.input_format not in ("auto", "json"):
+        error("argument --ids: 'any' reads JSON lines (--input-format json), not "
+              "--input-format %s, whose ids are UUIDs" % o.input_format)
+    if o.output_format != "json":
+        error("argument --ids: 'any' writes JSON lines, not --output-format %s, whose "
+              "keys are UUIDs" % o.output_format)
+
+
 def check_dot_products_options(o, error):
     """The checks between the options ``o`` of the dot-products job
     (``error``: argparse's, which exits naming the option)."""
@@ -294,6 +315,8 @@ def check_dot_products_options(o, error):
               "block pairs: the shuffle grows with it)" % (MAX_BLOCKS, o.blocks))
     if o.strategy == "prefix":
         _check_prefix(o, error)
+    if o.ids == "any":
+        _check_any_ids(o, error)
     if o.no_prune and (o.strategy == "stripes" or o.threshold is None
                        or o.measure not in PRUNABLE):
         error("argument --no-prune: has no effect %s (pruning needs --strategy blocks "

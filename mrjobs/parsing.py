@@ -59,6 +59,7 @@ zero weight is, and counted apart (:data:`TINY_WEIGHT`, found by
 :func:`float32_zeros`; refused under ``--strict``): the vector keeps its
 other entries, and never holds a 0.0.
 """
+import functools
 import json
 import math
 import re
@@ -72,7 +73,8 @@ from mrcodecs.framing import unescape
 from mrjobs import _c
 from mrjobs.pairs.idarrays import sort_sum
 
-__all__ = ["InputError", "parse_vector", "is_compact", "FORMATS", "POSTINGS", "COMPACT_FORMATS", "BAD_LINE", "BAD_ID",
+__all__ = ["InputError", "parse_vector", "name_key", "NAMESPACE", "is_compact", "FORMATS",
+           "POSTINGS", "COMPACT_FORMATS", "BAD_LINE", "BAD_ID", "BAD_NAME",
            "BAD_NUMBER", "BAD_WEIGHT", "BAD_RANGE", "BAD_SUM", "BAD_ORDER", "BAD_KINDS",
            "TINY_WEIGHT",
            "FLOAT32_MAX", "FLOAT32_ZERO", "float32_zeros"]
@@ -86,12 +88,13 @@ COMPACT_FORMATS = ("compact", POSTINGS)
 #: counter names of the kinds of bad line
 BAD_LINE = "malformed line"
 BAD_ID = "id not a UUID"
+BAD_NAME = "id not a string or integer (--ids any)"
 BAD_NUMBER = "weight not a number"
 BAD_WEIGHT = "weight not a finite number"
 BAD_RANGE = "weight beyond float32 range (--float32)"
 BAD_SUM = "summed weight not a finite number"
 BAD_ORDER = "ids not ascending (compact record)"
-BAD_KINDS = (BAD_LINE, BAD_ID, BAD_NUMBER, BAD_WEIGHT, BAD_RANGE, BAD_SUM, BAD_ORDER)
+BAD_KINDS = (BAD_LINE, BAD_ID, BAD_NAME, BAD_NUMBER, BAD_WEIGHT, BAD_RANGE, BAD_SUM, BAD_ORDER)
 #: counter name (and ``InputError.kind`` under ``--strict``) of a nonzero
 #: weight that float32 carries as 0: the entry is dropped, not the line
 TINY_WEIGHT = "weight below float32 range (--float32; entry dropped)"
@@ -187,7 +190,37 @@ def _weights(values):
     return w
 
 
-def _parse_json(line):
+#: the namespace of the UUIDv5 keys of ids of any kind (``--ids any``,
+#: :func:`name_key`; :mod:`mrjobs.api` maps a matrix's ids with it too)
+NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "mrsparse:ids")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _name_key(name):
+    return uuid.uuid5(NAMESPACE, name).bytes
+
+
+def name_key(value, what="id"):
+    """The 16 UUID bytes of an id of any kind: the UUIDv5 in :data:`NAMESPACE`
+    of ``"int:<n>"`` for an integer, ``"str:<s>"`` for a string (``1`` and
+    ``"1"`` differ; a string that reads as a UUID is a string too).
+
+    >>> name_key(7) == uuid.uuid5(NAMESPACE, "int:7").bytes
+    True
+    """
+    if value.__class__ is str:
+        return _name_key("str:" + value)
+    if value.__class__ is int:
+        return _name_key("int:%d" % value)
+    raise InputError(BAD_NAME, "%s must be a string or an integer (--ids any), found %s %.60r"
+                     % (what, _json_type(value), value))
+
+
+def _many_name_keys(keys):
+    return b"".join(_name_key("str:" + k) for k in keys)
+
+
+def _parse_json(line, key=_uuid_bytes, many=_many_uuid_bytes):
     try:
         obj = json.loads(line, object_pairs_hook=_Object)
     except ValueError as e:
@@ -201,13 +234,13 @@ def _parse_json(line):
     if len(top) != len(obj) or set(top) != {"id", "features"}:
         raise InputError(BAD_LINE, 'expected exactly the keys "id" and "features" once each, '
                          "found %s" % [k for k, _ in obj])
-    doc = _uuid_bytes(top["id"], "vector id")
+    doc = key(top["id"], "vector id")
     feats = top["features"]
     if feats.__class__ is not _Object:
         raise InputError(BAD_LINE, '"features" must be a JSON object {"<uuid>": <number>, ...}, '
                          "found %s %.60r" % (_json_type(feats), feats))
     keys = [k for k, _ in feats]
-    return doc, _many_uuid_bytes(keys), _weights([v for _, v in feats])
+    return doc, many(keys), _weights([v for _, v in feats])
 
 
 def _parse_tsv(line):
@@ -385,6 +418,19 @@ def sorted_json(line, fmt="auto", float32=False):
     return doc, np.frombuffer(raw, ID_DTYPE), np.frombuffer(w, np.float64)
 
 
+def _parse_text(text, fmt):
+    """``(doc, raw ids, weights)`` of a decoded line that is not blank."""
+    stripped = text.strip()
+    if fmt == "named":  # (--ids any)
+        return _parse_json(stripped, name_key, _many_name_keys)
+    if fmt == "json" or (fmt == "auto" and stripped[0] in "{["
+                         and not _BRACED_ID.match(stripped)):
+        return _parse_json(stripped)
+    if fmt in ("tsv", "auto"):
+        return _parse_tsv(text.strip(" \r\n"))
+    raise ValueError("unknown input format %r; expected one of %s" % (fmt, FORMATS))
+
+
 def parse_vector(line, fmt="auto", float32=False):
     """Parse one input line.
 
@@ -392,9 +438,10 @@ def parse_vector(line, fmt="auto", float32=False):
     ----------
     line : bytes
         One line, without its line ending.
-    fmt : {"auto", "json", "tsv", "compact", "postings"}
+    fmt : {"auto", "json", "tsv", "compact", "postings", "named"}
         ``postings`` reads a compact record as a feature's posting list:
-        ``doc`` is then the feature and ``ids`` its documents.
+        ``doc`` is then the feature and ``ids`` its documents; ``named`` a
+        JSON line whose ids are of any kind (``--ids any``: :func:`name_key`).
     float32 : bool
         True when the weights will be carried as float32 (``--float32``):
         weights beyond its range are refused (see :func:`float32_zeros`
@@ -432,16 +479,9 @@ def parse_vector(line, fmt="auto", float32=False):
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(BAD_LINE, "not UTF-8: %s" % e) from None
-    stripped = text.strip()
-    if not stripped:
+    if not text.strip():
         return None
-    if fmt == "json" or (fmt == "auto" and stripped[0] in "{["
-                         and not _BRACED_ID.match(stripped)):
-        doc, raw, w = _parse_json(stripped)
-    elif fmt in ("tsv", "auto"):
-        doc, raw, w = _parse_tsv(text.strip(" \r\n"))
-    else:
-        raise ValueError("unknown input format %r; expected one of %s" % (fmt, FORMATS))
+    doc, raw, w = _parse_text(text, fmt)
     ids = np.frombuffer(raw, ID_DTYPE)
     _check_range(ids, w, float32)
     return doc, ids, w

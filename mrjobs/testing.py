@@ -122,21 +122,39 @@ def run_job(job_class, input_lines=None, args=(), runner="inline", input_paths=(
             script = _task_script(job_class, tmp)
             if script:
                 job.mr_job_script = lambda: script
-        with job.make_runner() as r:
-            try:
-                r.run()
-                lines = sorted(line.rstrip(b"\r\n") for line in to_lines(r.cat_output()))
-                counters = _counters(r)
-            finally:
-                _remove_setup_lock(r)
+        lines, counters = _run(job)
         protocol = job.output_protocol()
         return JobRun([protocol.read(line) for line in lines], counters, lines)
 
 
-def _counters(runner):
-    """``{group: {name: total over the steps}}`` of a runner that has run."""
+def _run(job):
+    """The output lines (sorted) and counters of a run of ``job`` (and of its
+    second run, where its output goes through one: ``--ids any``)."""
+    with job.make_runner() as r:
+        try:
+            r.run()
+            if getattr(job, "second_run", lambda: False)():
+                job.start_second_run(r.get_output_dir())
+                counters = r.counters()
+                with job.make_runner() as second:
+                    try:
+                        second.run()
+                        return _lines(second), _counters(counters + second.counters())
+                    finally:
+                        _remove_setup_lock(second)
+            return _lines(r), _counters(r.counters())
+        finally:
+            _remove_setup_lock(r)
+
+
+def _lines(runner):
+    return sorted(line.rstrip(b"\r\n") for line in to_lines(runner.cat_output()))
+
+
+def _counters(steps):
+    """``{group: {name: total over the steps}}`` of a run's ``runner.counters()``."""
     counters = {}
-    for step in runner.counters():
+    for step in steps:
         for group, names in step.items():
             g = counters.setdefault(group, {})
             for name, n in names.items():

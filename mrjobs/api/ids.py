@@ -19,10 +19,9 @@ True
 """
 import uuid
 
-__all__ = ["NAMESPACE", "IdMap", "uuid_of"]
+from mrjobs.parsing import NAMESPACE  # (the command line's --ids any maps ids so too)
 
-#: the namespace of the UUIDv5 keys of integer and string ids
-NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "mrsparse:ids")
+__all__ = ["NAMESPACE", "IdMap", "uuid_of"]
 
 
 def uuid_of(value):

@@ -94,7 +94,8 @@ CLUSTER_RUNNERS = frozenset(("hadoop", "emr", "dataproc", "spark"))
 #: submission, YARN's application master and containers, the tasks' start):
 #: ``(wall - CPU / 2 cores) / steps`` of this project's runs on a 2-core
 #: HDFS + YARN minicluster (the benchmarks page, "Scale out": the WordNet
-#: glosses, prefix 0.5 27 s, prefix 0.8 25 s, blocks 0.5 30 s a step)
+#: glosses, prefix 0.5, prefix 0.8 and blocks 0.5, 26, 24 and 36 s a step;
+#: 27, 25 and 30 s in the runs of the day before)
 STEP_LAUNCH_S = 27.0
 
 

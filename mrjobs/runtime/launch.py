@@ -126,13 +126,16 @@ class Launch(LaunchChecks):
                 tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
                 self.tmp_dir = tmp_dirs[0]
                 try:
-                    self.check_output_dir(runner)
+                    self.check_output_dir(runner, writes=not self.job.second_run())
                     if self.alias == "local":
                         check_temp_disk(self.job, os.path.dirname(runner._get_local_tmp_dir()),
                                         runner._get_input_paths())
                     self.check_task_python(runner)
                     self.run_steps(runner, log_stream)
-                    self.finish(runner, log_stream)
+                    if self.job.second_run():
+                        self.run_second(runner, log_stream)
+                    else:
+                        self.finish(runner, log_stream)
                 finally:
                     self.end_tasks()
                     tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
@@ -140,6 +143,18 @@ class Launch(LaunchChecks):
         finally:
             self.end_tasks()  # also when the runner could not be made
             self.removed = self.before - sum(tree_bytes(d) for d in tmp_dirs if d)
+
+    def run_second(self, first, log_stream):
+        """The job's second run (:meth:`~mrjobs.job.SparseJob.second_run`) over
+        the output of the first run ``first`` (in its temporary place), whose
+        checks and report are the run's."""
+        counters = first.counters()
+        self.check_read(counters, log_stream)
+        self.job.start_second_run(first.get_output_dir())
+        with self.job.make_runner() as runner:
+            self.direct_output(runner)
+            self.run_steps(runner, log_stream)
+            self.finish(runner, log_stream, counters)
 
     def end_tasks(self):
         if self.guard:
@@ -170,21 +185,31 @@ class Launch(LaunchChecks):
             if monitor:
                 monitor.stop()
 
-    def finish(self, runner, log_stream):
-        """The end-of-run checks, then (only if they pass) the commit of the
-        output, the output on stdout, and the report."""
-        counters = runner.counters()
+    def report(self, counters):
         report = run_report(counters)
         if self.options.quiet:  # only what says input was lost
             report = "\n".join(l for l in report.splitlines()
                                if l.startswith("mrsparse: skipped"))
+        return report
+
+    def check_read(self, counters, log_stream):
+        """The job's check that something was read; what was skipped says why."""
         try:
             self.job.check_something_was_read(counters)
         except JobError:
-            if report:  # what was skipped says why
+            report = self.report(counters)
+            if report:
                 log_stream.write(report + "\n")
                 log_stream.flush()
             raise
+
+    def finish(self, runner, log_stream, counters=None):
+        """The end-of-run checks, then (only if they pass) the commit of the
+        output, the output on stdout, and the report (of ``counters``, the
+        first run's, where the output went through a second)."""
+        counters = counters if counters is not None else runner.counters()
+        report = self.report(counters)
+        self.check_read(counters, log_stream)
         if self.committer:
             self.committer.commit()
             log.info("job output is in %s", self.options.output_dir)

@@ -104,15 +104,19 @@ class LaunchChecks:
         self.job.read_streams(self.streams)
         self.job.check_launch()
 
-    def check_output_dir(self, runner):
+    def check_output_dir(self, runner, writes=True):
+        """The output's place checked; ``writes``: ``runner`` writes the output
+        (not a first run whose output a second one reads)."""
         out = self.options.output_dir
         if isinstance(self.committer, FsOutputCommitter):
             self.committer.fs = runner.fs.hadoop
             local = self.committer.local_mode_path()
             if local:
-                self.commit_locally(runner, local)
+                self.commit_locally(local)
             else:
                 self.note_output(self.committer)
+            if writes:
+                self.direct_output(runner)
             return
         if not out or self.committer:
             return  # the committer looked at it (OutputCommitter.note)
@@ -139,7 +143,7 @@ class LaunchChecks:
         log.info("--overwrite-output: removing the contents of %s", out)
         runner.fs.rm(out)
 
-    def commit_locally(self, runner, local):
+    def commit_locally(self, local):
         """Hadoop in local mode (no cluster) takes a plain ``--output-dir``
         path as the local directory ``local``, not mrjob's ``hdfs://``: the
         local committer then, with its checks, and Hadoop writes beside it."""
@@ -148,7 +152,12 @@ class LaunchChecks:
         self.committer = OutputCommitter(self.options.output_dir, self.options.overwrite_output)
         self.note_output(self.committer)
         self.refuse_temp_inside_output(self.committer)
-        runner._output_dir = "file://" + self.committer.tmp
+
+    def direct_output(self, runner):
+        """Hadoop's ``runner`` writes to the local committer's place (local mode)."""
+        if self.alias == "hadoop" and isinstance(self.committer, OutputCommitter) \
+                and not isinstance(self.committer, FsOutputCommitter):
+            runner._output_dir = "file://" + self.committer.tmp
 
     def check_task_python(self, runner):
         if self.alias == "inline":

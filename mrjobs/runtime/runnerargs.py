@@ -70,6 +70,10 @@ def runner_kwargs(job, kwargs, alias, launcher=None):
         # launching interpreter, which has numpy and scipy
         kwargs["python_bin"] = [sys.executable]
     committer = launcher.committer if launcher else None
+    if launcher and job.second_run():
+        # a first run's output goes to the runner's temporary place: the
+        # second run reads it and writes the output (mrjobs.runtime.launch)
+        committer, kwargs["output_dir"] = None, None
     if committer:  # the output is moved into place when the job succeeds
         local = isinstance(committer, OutputCommitter) and not isinstance(
             committer, FsOutputCommitter)

@@ -248,8 +248,9 @@ def run_cli(job_class, argv):
         for lg, handlers, level in saved:
             lg.handlers[:] = handlers
             lg.setLevel(level)
-    (runner,) = runners
-    step_counters = runner.counters()
+    # one runner, or two where the output goes through a second run (--ids any)
+    assert len(runners) == (2 if getattr(job.options, "names_of", None) else 1)
+    step_counters = [step for runner in runners for step in runner.counters()]
     counters = {}
     for step in step_counters:
         for group, names in step.items():
