@@ -19,7 +19,7 @@ from mrcodecs import SparseVector, VectorProtocol
 from mrcodecs.errors import EncodeError
 from mrcodecs.jobwire import Stripe
 from mrjobs.api.ids import IdMap, uuid_of
-from mrjobs.jobprotocols import NeighboursJSONProtocol, VectorJSONProtocol
+from mrjobs.jobprotocols import NamedNeighboursProtocol, NeighboursJSONProtocol, VectorJSONProtocol
 
 __all__ = ["Neighbours", "job_args", "neighbours", "write_matrix"]
 
@@ -193,7 +193,8 @@ class Neighbours:
     @classmethod
     def from_lines(cls, lines, corpus, queries=None, counters=None):
         """Read the job's JSON output ``lines`` (bytes or str, as the job or a
-        command-line run wrote them), the ids being those of ``corpus`` and
+        command-line run wrote them, keyed by UUIDs or, under ``--ids any``,
+        by the ids themselves), the ids being those of ``corpus`` and
         ``queries`` (:class:`~mrjobs.api.ids.IdMap`, or sequences of ids)."""
         corpus = corpus if isinstance(corpus, IdMap) else IdMap(corpus)
         rows_of = corpus if queries is None else (
@@ -204,7 +205,7 @@ class Neighbours:
             line = line.rstrip(b"\r\n")
             if not line:
                 continue
-            key, best = protocol.read(line)
+            key, best = _read_line(protocol, line)
             try:
                 rows[rows_of.index_of(key.bytes)] = [
                     (corpus.index_of(k.bytes), score) for k, score in best.items()]
@@ -263,3 +264,16 @@ def _uuid_text(key):
     import uuid
 
     return str(uuid.UUID(bytes=key)) if isinstance(key, bytes) and len(key) == 16 else repr(key)
+
+
+def _read_line(protocol, line):
+    """``(key UUID, {UUID: score})`` of an output line keyed by UUIDs or by
+    the ids themselves (``--ids any``: ``<id> TAB [[<id>, score], ...]``)."""
+    if line.partition(b"\t")[2][:1] != b"[":
+        return protocol.read(line)
+    key, pairs = NamedNeighboursProtocol().read(line)
+    try:
+        return uuid_of(key), {uuid_of(k): score for k, score in pairs}
+    except (TypeError, ValueError) as e:
+        raise ValueError("cannot read the output line %.80r: %s" % (line, e)) from None
+

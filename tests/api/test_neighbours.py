@@ -1,6 +1,7 @@
 """mrjobs.neighbours: the dot products job from Python on a scipy matrix with
 ids of any kind; checked against scipy, against the command line's bytes on
 the same input, and on bad ids and bad weights."""
+import json
 import os
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import scipy.sparse as sp
 
 import mrjobs
 from mrjobs.api import NAMESPACE, IdMap, Neighbours, uuid_of, write_matrix
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.testing import run_job
 
 pytestmark = pytest.mark.versions
 
@@ -215,3 +218,17 @@ def test_a_run_that_skips_a_line_written_for_it_is_an_error(tmp_path):
     with pytest.raises(RuntimeError, match="did not read the vectors written for it: skipped 1 "
                                            "bad input line"):
         matrices._run(["-r", "inline", "--top-k", "3", str(path)])
+
+
+def test_the_command_lines_ids_of_any_kind_are_the_apis():
+    # the same pairs, keyed by their ids: --ids any on the command line and
+    # mrjobs.neighbours map ids alike, and from_lines reads either output
+    pairs = [("apple pie", {"sweet": 2, "apple": 3}), (17, {"apple": 1, "tree": 2}),
+             ("17", {"apple": 1, "tree": 2, "pie": 1}), ("crumble", {"sweet": 1, "apple": 2})]
+    lines = [json.dumps({"id": i, "features": f}) for i, f in pairs]
+    named = run_job(MRSparseDotProducts, lines, ["--measure", "cosine", "--top-k", "2",
+                                                 "--ids", "any"])
+    result = mrjobs.neighbours(pairs, [i for i, _ in pairs], measure="cosine", top_k=2)
+    back = Neighbours.from_lines(named.lines, [i for i, _ in pairs])
+    assert back.rows() == result.rows() and len(back.rows()) == 4
+    assert dict(named.output)[17] == [[i, s] for i, s in result.rows()[17]]
