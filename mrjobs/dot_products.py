@@ -71,7 +71,7 @@ from mrjobs.scoring import RowMerger, Scorer, output_rows
 from mrjobs.runtime.paths import (OverlapError, is_query_path, queries_for_tasks,
                                   query_names, split_path)
 from mrjobs.strategies.contract import Context, by_family
-from mrjobs.strategies.names import IdsOfAnyKind, NamesJoin
+from mrjobs.strategies.names import IdsOfAnyKind, names_steps
 from mrjobs.strategies.registry import STRATEGIES
 from mrjobs.strategies.vectors import prepare_batch, side_preparer, vector_of_lines
 
@@ -373,20 +373,6 @@ def rows_step(job):
         job._task_final()
 
     return MRStep(reducer_init=init, reducer=job.reducer_rows, reducer_final=final)
-
-
-def names_steps(job):
-    """The two MRSteps of ``--ids any``'s second run (:class:`NamesJoin`)."""
-    join = NamesJoin(job.counts)
-
-    def final():
-        job._task_final()
-        return iter(())
-
-    return [MRStep(mapper_init=job._task_init, mapper=join.mapper, mapper_final=final,
-                   reducer_init=job._task_init, reducer=join.reducer_ids, reducer_final=final),
-            MRStep(reducer_init=job._task_init, reducer=join.reducer_lines,
-                   reducer_final=final)]
 
 
 def task_step(job, step, mappers=None):

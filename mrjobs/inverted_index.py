@@ -11,7 +11,9 @@ weights::
     "<feature uuid>"\\t{"<doc uuid>": weight, ...}
 
 ``--output-format compact`` writes :class:`mrcodecs.VectorProtocol` records
-(feature UUID -> SparseVector over document ids).  Input formats and the
+(feature UUID -> SparseVector over document ids).  ``--ids any`` reads ids of
+any kind and writes them back (:mod:`mrjobs.strategies.names`): the feature's
+key, TAB, its ``[[<doc id>, weight], ...]``.  Input formats and the
 counters of bad input are described in :mod:`mrjobs.parsing` and
 :mod:`mrjobs.job`; posting lists and the df-cut in :mod:`mrjobs.strategies.postings`.
 
@@ -23,17 +25,30 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.job import SparseJob
+from mrjobs.options import add_ids_options, check_any_ids
 from mrjobs.strategies.combining import PostingBuffer
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.parsing import weight_limit
+from mrjobs.strategies.names import IdsOfAnyKind, names_steps
 
 __all__ = ["MRInvertedIndex"]
 
 
-class MRInvertedIndex(SparseJob):
+class MRInvertedIndex(IdsOfAnyKind, SparseJob):
     """Build one posting list per feature (feature -> {document: weight})."""
 
+    def configure_args(self):
+        super().configure_args()
+        add_ids_options(self)
+
+    def _check_options(self):
+        super()._check_options()
+        if self.options.ids == "any":
+            check_any_ids(self.options, self.arg_parser.error)
+
     def steps(self):
+        if self.options.names_of:  # --ids any's second run
+            return names_steps(self, features=True)
         return [MRStep(mapper_init=self.mapper_index_init, mapper=self.mapper_index,
                        mapper_final=self.mapper_index_final,
                        reducer_init=self._task_init, reducer=self.reducer_postings,

@@ -21,7 +21,7 @@ __all__ = ["add_common_options", "add_dot_products_options", "check_dot_products
            "at_least", "finite_float", "command_name", "suggesting", "MAX_COUNT",
            "MAX_BUFFER_ENTRIES", "MAX_CORES", "MAX_TOP_K", "LARGE_TOP_K",
            "dot_products_memory_advice", "check_blocks_against_lines", "numbers_as_values",
-           "check_common_options"]
+           "check_common_options", "add_ids_options", "check_any_ids"]
 
 #: the largest --max-df (and --num-features): beyond any corpus's count, and
 #: far from int64's end in the tasks' arithmetic
@@ -216,17 +216,7 @@ def add_dot_products_options(job, strategies):
              "neighbour: a vector of INPUT with the query's id is left out of that "
              "query's line. Map tasks tell query files by "
              "their whole path; a file that is both an input and a query is refused.")
-    job.add_passthru_arg(
-        "--ids", choices=("uuid", "any"), default="uuid",
-        help="'uuid' (default): vector and feature ids are UUIDs. 'any': JSON lines "
-             "whose ids are any strings or integers (features: any keys), each mapped "
-             "to a UUIDv5 as mrjobs.neighbours maps them; the output gives the ids "
-             "back, a line per vector: its id as JSON, TAB, its [id, score] pairs, "
-             "best first (equal scores ordered by the ids' UUIDs). A second run joins "
-             "the ids back: its shuffle is about twice the output's.")
-    # set by the launcher under --ids any: the first run's output, whose UUIDs
-    # the second run maps back to the input's ids (mrjobs.strategies.names)
-    job.add_passthru_arg("--names-of", default=None, metavar="PATH", help=argparse.SUPPRESS)
+    add_ids_options(job)
     # set by the launcher: how map tasks recognise query files (by whole
     # path, or by file name where mrjob uploads local files to the cluster)
     job.add_passthru_arg("--queries-match", choices=("path", "name"), default="path",
@@ -280,7 +270,23 @@ def _add_strategy_options(job, strategies):
              "(this option is for comparing the two)." % ", ".join(sorted(PRUNABLE)))
 
 
-def _check_any_ids(o, error):
+def add_ids_options(job):
+    """``--ids`` (and the second run's ``--names-of``) of the dot-products
+    job and the inverted index."""
+    job.add_passthru_arg(
+        "--ids", choices=("uuid", "any"), default="uuid",
+        help="'uuid' (default): vector and feature ids are UUIDs. 'any': JSON lines "
+             "whose ids are any strings or integers (features: any keys), each mapped "
+             "to a UUIDv5 as mrjobs.neighbours maps them; the output gives the ids "
+             "back, a line per key: its id as JSON, TAB, its [id, number] pairs in the "
+             "order of the UUID output (equal scores ordered by the ids' UUIDs). A "
+             "second run joins the ids back: its shuffle is about twice the output's.")
+    # set by the launcher under --ids any: the first run's output, whose UUIDs
+    # the second run maps back to the input's ids (mrjobs.strategies.names)
+    job.add_passthru_arg("--names-of", default=None, metavar="PATH", help=argparse.SUPPRESS)
+
+
+def check_any_ids(o, error):
     """``--ids any`` reads JSON lines and writes JSON lines."""
     if o.input_format not in ("auto", "json"):
         error("argument --ids: 'any' reads JSON lines (--input-format json), not "
@@ -316,7 +322,7 @@ def check_dot_products_options(o, error):
     if o.strategy == "prefix":
         _check_prefix(o, error)
     if o.ids == "any":
-        _check_any_ids(o, error)
+        check_any_ids(o, error)
     if o.no_prune and (o.strategy == "stripes" or o.threshold is None
                        or o.measure not in PRUNABLE):
         error("argument --no-prune: has no effect %s (pruning needs --strategy blocks "

@@ -150,6 +150,7 @@ class Launch(LaunchChecks):
         checks and report are the run's."""
         counters = first.counters()
         self.check_read(counters, log_stream)
+        log.info("a second run gives the output the input's ids")
         self.job.start_second_run(first.get_output_dir())
         with self.job.make_runner() as runner:
             self.direct_output(runner)

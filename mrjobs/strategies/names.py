@@ -8,17 +8,19 @@ second run reads it beside the input lines (the launcher adds it to the
 inputs: ``--names-of``):
 
 *ids*
-    Mappers send each input line's id to its UUID (``"n"``), and each output
-    line to the UUIDs it names: its own key (``"k"``) and each neighbour's,
-    with its rank and its score as written (``"e"``).  The reducer of a UUID
-    has its id and sends it to the lines that named it.
+    Mappers send each input line's id (and, for the inverted index, whose
+    lines are keyed by features, its feature keys) to its UUID (``"n"``;
+    a combiner keeps each once), and each output line to the UUIDs it
+    names: its own key (``"k"``) and each entry's, with its rank and its
+    number as written (``"e"``).  The reducer of a UUID has its id and
+    sends it to the lines that named it.
 *lines*
-    The reducer of an output line's UUID puts its id and its neighbours'
-    ids, in the first run's order, in the line::
+    The reducer of an output line's UUID puts its id and its entries' ids,
+    in the first run's order, in the line::
 
         <id as JSON>\\t[[<id as JSON>, <score>], ...]
 
-The scores are the first run's text, byte for byte; the lines come in the
+The numbers are the first run's text, byte for byte; the lines come in the
 first run's order (by the UUIDs).  Two ids that would share a UUID (a
 UUIDv5 collision) stop the run, naming both; an output UUID that no input
 line has (an input changed while the job ran) too.  Memory: a reducer of
@@ -27,9 +29,11 @@ the first step holds the references to one UUID until its id comes.
 import json
 import re
 
+from mrjob.step import MRStep
+
 from mrjobs.parsing import BAD_NAME, InputError, name_key
 
-__all__ = ["IdsOfAnyKind", "NamesJoin", "NAMES", "line_name"]
+__all__ = ["IdsOfAnyKind", "NamesJoin", "NAMES", "line_names", "names_steps"]
 
 #: the counter group of the second run
 NAMES = "mrsparse ids"
@@ -52,9 +56,10 @@ class IdsOfAnyKind:
         ``first_output`` (its inputs: the input lines, the queries and it)."""
         self.options.names_of = first_output
         self._cl_args = list(self._cl_args) + ["--names-of", first_output]
-        queries = [self.options.queries] if self.options.queries else []
-        self.options.args = list(self.options.args) + queries + [first_output]
-        self.options.queries = None
+        others = [path for _, path in self.other_inputs()]  # (--queries: read as input)
+        self.options.args = list(self.options.args) + others + [first_output]
+        if others:
+            self.options.queries = None
 
     def internal_protocol(self):
         if self.options.names_of:
@@ -69,24 +74,43 @@ class IdsOfAnyKind:
         return super().output_protocol()
 
 
-def line_name(line):
+def line_names(line, features=False):
     """The ``"id"`` of a JSON input line under ``--ids any`` (a string or an
-    integer), or None where the line has none (it was counted as skipped
-    when the vectors were read)."""
+    integer) and, with ``features``, its feature keys; none where the line
+    has no such id (it was counted as skipped when the vectors were read)."""
     try:
         obj = json.loads(line[3:] if line[:3] == b"\xef\xbb\xbf" else line)
     except (ValueError, RecursionError):
-        return None
+        return []
     name = obj.get("id") if obj.__class__ is dict else None
-    return name if name.__class__ in (str, int) else None
+    if name.__class__ not in (str, int):
+        return []
+    feats = obj.get("features")
+    return [name] + (list(feats) if features and feats.__class__ is dict else [])
+
+
+def names_steps(job, features=False):
+    """The two MRSteps of ``--ids any``'s second run (:class:`NamesJoin`;
+    ``features``: the output names features too, as the inverted index's)."""
+    join = NamesJoin(job.counts, features)
+
+    def final():
+        job._task_final()
+        return iter(())
+
+    return [MRStep(mapper_init=job._task_init, mapper=join.mapper, mapper_final=final,
+                   combiner=join.combiner_ids,
+                   reducer_init=job._task_init, reducer=join.reducer_ids, reducer_final=final),
+            MRStep(reducer_init=job._task_init, reducer=join.reducer_lines,
+                   reducer_final=final)]
 
 
 class NamesJoin:
     """The two steps of the second run (see the module doc); ``counts`` the
-    job's counters."""
+    job's counters; ``features``: the feature keys are ids of the output too."""
 
-    def __init__(self, counts):
-        self.counts = counts
+    def __init__(self, counts, features=False):
+        self.counts, self.features = counts, features
 
     def mapper(self, _, line):
         m = _LINE.match(line)
@@ -97,9 +121,18 @@ class NamesJoin:
             for rank, (other, score) in enumerate(entries):
                 yield other.decode("ascii"), ["e", key, rank, score.decode("ascii")]
             return
-        name = line_name(line)
-        if name is not None:
+        for name in line_names(line, self.features):
             yield _uuid_text(name_key(name)), ["n", name]
+
+    def combiner_ids(self, key, values):
+        """Each id once a key (a feature's name comes from each of its lines)."""
+        seen = set()
+        for v in values:
+            if v[0] == "n":
+                if v[1] in seen:
+                    continue
+                seen.add(v[1])
+            yield key, v
 
     def reducer_ids(self, key, values):
         names, refs = [], []

@@ -13,6 +13,7 @@ import pytest
 
 from mrjobs.counters import INPUT
 from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.jobprotocols import NamedNeighboursProtocol
 from mrjobs.parsing import BAD_NAME, NAMESPACE, name_key
 from mrjobs.testing import run_job
@@ -50,9 +51,13 @@ def _text(raw):
 
 
 def mapped_back(uuid_lines, lines):
-    """A UUID run's output lines with the ids in place of their UUIDs, as
-    --ids any writes them."""
-    names = {_text(name_key(json.loads(l)["id"])): json.loads(l)["id"] for l in lines}
+    """A UUID run's output lines with the ids (and feature keys) in place of
+    their UUIDs, as --ids any writes them."""
+    names = {}
+    for line in lines:
+        v = json.loads(line)
+        for name in [v["id"]] + list(v["features"]):
+            names[_text(name_key(name))] = name
     out = []
     for line in uuid_lines:
         k, _, v = line.decode().partition("\t")
@@ -76,6 +81,15 @@ def test_the_ids_come_back_on_the_lines_of_their_uuids(args):
     keyed = run(args, as_uuids(lines))
     assert named.lines == mapped_back(keyed.lines, lines) and len(named.lines) > 20
     assert named.counters[INPUT] == keyed.counters[INPUT]
+
+
+@pytest.mark.parametrize("args", [[], ["--max-df", "5"]])
+def test_the_index_gives_features_and_documents_their_ids(args):
+    lines = named_corpus() + ['{"id": "w3", "features": {"w3": 1, "w4": 2}}']
+    named = run(args + ["--ids", "any"], lines, job=MRInvertedIndex)
+    keyed = run(args, as_uuids(lines), job=MRInvertedIndex)
+    assert named.lines == mapped_back(keyed.lines, lines) and len(named.lines) > 10
+    assert any(k == "w3" and ["w3", 1.0] in v for k, v in named.output)
 
 
 def test_queries_keep_their_own_ids(tmp_path):
