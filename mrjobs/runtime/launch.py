@@ -177,6 +177,9 @@ class Launch(LaunchChecks):
             if error:
                 raise error from None
             failures.release()
+            if self.options.quiet:  # (mrjob's log, which says why, is off)
+                raise JobError("%s; run without -q for the runner's log of it"
+                               % _step_failed(e)) from None
             logging.getLogger("mrjob").error(str(e))
             sys.exit(1)
         except Exception:
@@ -237,3 +240,14 @@ class Launch(LaunchChecks):
             silence_stdout()  # (Python's flush at exit would fail again)
             raise JobError("cannot write the output to stdout%s: %s: make room there, or give "
                            "--output-dir DIR" % (where, e.strerror or e)) from None
+
+
+def _step_failed(e):
+    """mrjob's StepFailedException ``e`` in a few words: its steps, not the command."""
+    if e.step_num is None:
+        return "the job failed"
+    last = e.last_step_num if e.last_step_num is not None else e.step_num
+    steps = ("step %d" % (e.step_num + 1) if last == e.step_num
+             else "steps %d-%d" % (e.step_num + 1, last + 1))
+    return "%s of %s failed" % (steps, e.num_steps or "?")
+

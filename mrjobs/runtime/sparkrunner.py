@@ -9,6 +9,11 @@ last step output.  :class:`SparkRunner` removes it with the other local
 temporary files, under the same cleanup modes (``ALL``, ``TMP``,
 ``LOCAL_TMP``; ``--cleanup NONE`` keeps it).  A temp dir on a cluster's
 filesystem (a URI) is left to mrjob.
+
+mrjob creates that local directory only where it puts the output there: a run
+with ``--output-dir`` failed in its first step (mrjob's Spark harness makes
+its counters' directory inside it with ``os.mkdir``).  :class:`SparkRunner`
+creates it before the steps.
 """
 import logging
 import os
@@ -25,6 +30,12 @@ log = logging.getLogger(__name__)
 class SparkRunner(SparkMRJobRunner):
     """mrjob's Spark runner; its local ``-spark`` temp directory is removed
     with its other local temp files."""
+
+    def _run(self):
+        path = self._spark_tmp_dir
+        if not is_uri(path):
+            os.makedirs(path, exist_ok=True)
+        super()._run()
 
     def _cleanup_local_tmp(self):
         super()._cleanup_local_tmp()

@@ -6,6 +6,7 @@ them by key (no sort): the escaping and the reducers must not rely on
 Hadoop's framing or ordering.
 """
 import os
+import re
 import tempfile
 import uuid
 
@@ -15,7 +16,8 @@ from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.inverted_index import MRInvertedIndex
 from mrjobs.testing import run_job
 from tests.engines.support import (
-    COMMON, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, mrsparse_counters, run_cli, spark_args)
+    COMMON, MAX_DF, TRICKY_DOCS, TRICKY_FEATURES, mrsparse_counters, run_cli, run_status,
+    spark_args)
 from tests.jobs_helpers import assert_scores_close
 
 #: the fixtures (streaming_jar, task_python, corpus_files, ...)
@@ -137,3 +139,25 @@ def test_dot_products_pruned_under_threshold(tmp_path):
     work = run.counters["mrsparse work"]
     assert work["pruned: (row x column group) cells"] > 0
     assert work["products computed"] < full.counters["mrsparse work"]["products computed"]
+
+
+@pytest.mark.smoke
+def test_output_dir_gets_the_lines_of_stdout(corpus_files, tmp_path):
+    # found: with --output-dir, mrjob made no local Spark temp dir, and its
+    # harness failed in the first step making its counters' directory there
+    corpus, _ = corpus_files
+    args = ["--no-conf"] + spark_args() + ["--measure", "cosine", "--top-k", "3", corpus]
+    out = tmp_path / "out"
+    status, log = run_status(MRSparseDotProducts, args + ["--output-dir", str(out)])
+    assert status == 0, log
+    written = sorted(l for p in out.glob("part-*") for l in p.read_bytes().splitlines() if l)
+    assert (out / "_SUCCESS").exists() and written == run_cli(MRSparseDotProducts, args).lines
+
+
+def test_a_failed_step_under_quiet_says_so_in_one_line(corpus_files):
+    corpus, _ = corpus_files
+    args = ["--no-conf", "-q"] + spark_args() + ["--python-bin", "/nonexistent/python", corpus]
+    status, log = run_status(MRSparseDotProducts, args)
+    assert status == 1
+    assert re.fullmatch(r"mrsparse: error: steps? [0-9-]+ of \d+ failed; run without -q "
+                        r"for the runner's log of it", log.strip()), log
