@@ -6,7 +6,7 @@ import pytest
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.testing import run_job, write_lines
 from tests.engines.cluster import hadoop
-from tests.engines.support import hadoop_args, run_cli, spark_args
+from tests.engines.support import hadoop_args, run_cli, run_status, spark_args
 from tests.jobs.test_named_ids import named_corpus
 
 #: the fixtures (streaming_jar, hadoop_tmp, hadoop_cluster, ...)
@@ -34,11 +34,16 @@ def check(run, inline):
 
 
 @pytest.mark.smoke
-def test_hadoop_local_mode_gives_the_ids_back(streaming_jar, hadoop_tmp, named):
+def test_hadoop_local_mode_gives_the_ids_back(streaming_jar, hadoop_tmp, named, tmp_path):
+    # into --output-dir: Hadoop's local mode writes the second run's output
+    # where the committer takes it (the first run's stays in Hadoop's temp dir)
     path, inline = named
-    run = run_cli(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
-        streaming_jar, hadoop_tmp / "named") + ARGS + [path])
-    check(run, inline)
+    out = tmp_path / "out"
+    status, log = run_status(MRSparseDotProducts, ["--no-conf"] + hadoop_args(
+        streaming_jar, hadoop_tmp / "named") + ARGS + [path, "--output-dir", str(out)])
+    assert status == 0, log
+    lines = sorted(l for p in out.glob("part-*") for l in p.read_bytes().splitlines() if l)
+    assert lines == inline.lines and (out / "_SUCCESS").exists()
 
 
 @pytest.mark.smoke
