@@ -250,4 +250,3 @@ def _step_failed(e):
     steps = ("step %d" % (e.step_num + 1) if last == e.step_num
              else "steps %d-%d" % (e.step_num + 1, last + 1))
     return "%s of %s failed" % (steps, e.num_steps or "?")
-
