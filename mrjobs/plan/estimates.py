@@ -264,7 +264,8 @@ def _resources(e, fams, n_feat, o, cal):
     if o.runner == "inline":
         slots = 1
     e["wall_s"], e["cpu_s"] = resources.times(
-        e, c, slots, o.runner in resources.CLUSTER_RUNNERS) if cal else (None, None)
+        e, c, slots, o.runner if o.runner in resources.CLUSTER_RUNNERS else None) if cal \
+        else (None, None)
     e["seconds"] = e["wall_s"]
     share = None
     if o.strategy == "blocks" and o.threshold is not None:

@@ -97,6 +97,9 @@ CLUSTER_RUNNERS = frozenset(("hadoop", "emr", "dataproc", "spark"))
 #: glosses, prefix 0.5, prefix 0.8 and blocks 0.5, 26, 24 and 36 s a step;
 #: 27, 25 and 30 s in the runs of the day before)
 STEP_LAUNCH_S = 27.0
+#: cluster runners that run all of a job's steps in one application (mrjob's
+#: Spark harness): one launch, not one a step
+ONE_APPLICATION = frozenset(("spark",))
 
 
 def constants(cal):
@@ -176,7 +179,7 @@ def memory_by_kind(e, o, c):
 GROUP_CPU_S = 8e-5
 
 
-def times(e, c, slots, cluster=False):
+def times(e, c, slots, cluster=None):
     """(wall seconds, CPU seconds) from each step's CPU model, ``k + c_bytes
     bytes (+ c_pairs products computed on the block pairs)``: the calibration's
     own for the steps it ran (``steps``: vectors, pairs, rows), else ``c0 slots
@@ -188,13 +191,16 @@ def times(e, c, slots, cluster=False):
     ``direct``) has its own constants; a calibration without them takes the
     pairs step's and the vectors step's ``c_bytes`` for the ``parse`` bytes
     (what a vectors step's mappers would write), on ``min(slots, map tasks)``.
-    On a ``cluster`` (:data:`CLUSTER_RUNNERS`) the whole of a step's CPU
-    runs on ``min(slots, tasks)`` cores, the pairs step's wall is at least
-    its largest task's (:func:`largest_task_share`), and each step takes
-    :data:`STEP_LAUNCH_S` more."""
+    On a ``cluster`` runner (its name, one of :data:`CLUSTER_RUNNERS`) the
+    whole of a step's CPU runs on ``min(slots, tasks)`` cores, the pairs
+    step's wall is at least its largest task's (:func:`largest_task_share`),
+    and each step takes :data:`STEP_LAUNCH_S` more (once in all on
+    :data:`ONE_APPLICATION`)."""
     per = c.get("steps") if isinstance(c.get("steps"), dict) else {}
     share = 1.0 if cluster else c["par"]
-    wall = cpu = 0.0
+    each = STEP_LAUNCH_S if cluster and cluster not in ONE_APPLICATION else 0.0
+    wall = STEP_LAUNCH_S if cluster in ONE_APPLICATION else 0.0
+    cpu = 0.0
 
     def run(step_cpu, tasks, floor=0.0):
         par = share * step_cpu
@@ -215,7 +221,7 @@ def times(e, c, slots, cluster=False):
         if s.get("parse") and model not in per:
             parts.append(((per.get("vectors") or (0.0, c["c_bytes"]))[1] * s["parse"],
                           e["map_tasks"]))
-        wall += STEP_LAUNCH_S if cluster else 0.0
+        wall += each
         for part_cpu, part_wall in (run(*p) for p in parts):
             cpu += part_cpu
             wall += part_wall

@@ -26,7 +26,7 @@ def _pairs_only(products, share, reducers=100, block_pairs=1000):
 def test_the_pairs_step_takes_at_least_its_largest_task(share):
     c = resources.constants(resources.load_calibration(resources.CALIBRATION))
     e = _pairs_only(1e12, share)
-    wall, cpu = resources.times(e, c, 100, cluster=True)
+    wall, cpu = resources.times(e, c, 100, cluster="hadoop")
     assert wall - resources.STEP_LAUNCH_S == pytest.approx(max(cpu * share, cpu / 100))
 
 
@@ -34,7 +34,7 @@ def test_the_local_runners_serial_share_is_not_a_clusters():
     c = resources.constants(resources.load_calibration(resources.CALIBRATION))
     e = _pairs_only(1e12, 0.001)
     local, cpu = resources.times(e, c, 100)
-    cluster, _ = resources.times(e, c, 100, cluster=True)
+    cluster, _ = resources.times(e, c, 100, cluster="hadoop")
     # on the local runner (1 - par) of the CPU runs on one core
     assert local == pytest.approx((1 - c["par"]) * cpu + c["par"] * cpu / 100)
     assert cluster < local
@@ -53,3 +53,13 @@ def test_a_cluster_plan_spreads_each_step_over_its_slots():
 def test_every_cluster_runner_and_no_local_one_is_planned_so():
     assert {"hadoop", "emr", "dataproc", "spark"} <= resources.CLUSTER_RUNNERS
     assert not {"local", "inline"} & resources.CLUSTER_RUNNERS
+
+
+def test_spark_launches_once_for_all_the_steps():
+    hadoop = _plan("--top-k", "10", "-r", "hadoop", "--reducers", "100", "--vectors", "2000000")
+    spark = _plan("--top-k", "10", "-r", "spark", "--reducers", "100", "--vectors", "2000000")
+    steps = len(hadoop["steps"])
+    assert steps >= 2 and spark["cpu_s"] == pytest.approx(hadoop["cpu_s"])
+    assert spark["wall_s"] == pytest.approx(hadoop["wall_s"] - (steps - 1)
+                                            * resources.STEP_LAUNCH_S)
+
