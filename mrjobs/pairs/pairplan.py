@@ -6,7 +6,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from mrjobs.pairs.cellbounds import group_rows, live_cells, side_bounds, topk_floors
+from mrjobs.pairs.cellbounds import (dot_bounds, feature_max, group_rows, live_cells,
+                                     score_bounds, stat_range, topk_floors)
 
 __all__ = ["product", "product_t", "Layout", "PruneSpec", "PairPlan"]
 
@@ -131,6 +132,52 @@ class PruneSpec:
     exact_zeros: bool = False
 
 
+#: bytes of a temporary bound matrix (rows x groups, float64) at most: the
+#: bounds go a chunk of rows at a time, each chunk's temporaries below glibc's
+#: largest mmap threshold (32 MB), so that they reuse the heap's memory
+#: instead of fresh pages the system zeroes first (the whole matrix at once,
+#: 117,609 x 1,838 cells of the WordNet glosses in one block: 1.7 GB a
+#: temporary, and most of the pruned run's time went to zeroing pages)
+CHUNK_BYTES = 16 << 20
+
+
+class _SideBounds:
+    """The score bounds of the rows of ``M`` against each group of the other
+    side's rows (:func:`~mrjobs.pairs.cellbounds.side_bounds`), a chunk of
+    rows at a time: the same numbers, row by row."""
+
+    def __init__(self, M, other, groups, n_groups, measure, row_stats, other_stats):
+        self.M, self.measure, self.row_stats = M, measure, row_stats
+        self.groups, self.n_groups = groups, n_groups
+        self.summary = feature_max(other, groups, n_groups)
+        self.lo, self.hi = stat_range(other_stats, groups, n_groups)
+
+    def chunks(self):
+        """``(rows slice, bounds of those rows)``, the rows in order."""
+        n = self.M.shape[0]
+        step = max(1, CHUNK_BYTES // (8 * max(self.n_groups, 1)))
+        for start in range(0, n, step):
+            rows = slice(start, min(start + step, n))
+            stats = None if self.row_stats is None else self.row_stats[rows]
+            yield rows, score_bounds(self.measure, dot_bounds(self.M[rows], self.summary),
+                                     stats, self.lo, self.hi)
+
+    def live(self, row_floor, col_floor):
+        """:func:`~mrjobs.pairs.cellbounds.live_cells` of every row."""
+        out = np.empty((self.M.shape[0], self.n_groups), bool)
+        for rows, bound in self.chunks():
+            out[rows] = live_cells(bound, row_floor[rows], col_floor, self.groups,
+                                   self.n_groups)
+        return out
+
+    def best(self, t):
+        """Each row's group of largest bound; -1 where none can reach ``t``."""
+        out = np.empty(self.M.shape[0], np.int64)
+        for rows, bound in self.chunks():
+            out[rows] = PairPlan._best(bound, t)
+        return out
+
+
 class PairPlan:
     """What a block pair must multiply, decided before the product.
 
@@ -163,12 +210,12 @@ class PairPlan:
         self.rows = Layout(A, rg, n_rg)
         self.cols = self.rows if diagonal else Layout(C, *group_rows(C, group_size, how))
         cl = self.cols
-        self.rb = side_bounds(A, self.C, cl.groups, cl.n_groups, measure, row_stats,
+        self.rb = _SideBounds(A, self.C, cl.groups, cl.n_groups, measure, row_stats,
                               row_stats if diagonal else col_stats)
         if diagonal:
             self.cb = self.rb
         elif mirror:
-            self.cb = side_bounds(C, A, rg, n_rg, measure, col_stats, row_stats)
+            self.cb = _SideBounds(C, A, rg, n_rg, measure, col_stats, row_stats)
         else:
             self.cb = None
         t = -np.inf if threshold is None else float(threshold)
@@ -182,11 +229,11 @@ class PairPlan:
     def _live(self):
         rl, cl = self.rows, self.cols
         theta_c = self.theta_r if self.diagonal else self.theta_c
-        self.live_r = live_cells(self.rb, self.theta_r, theta_c, cl.groups, cl.n_groups)
+        self.live_r = self.rb.live(self.theta_r, theta_c)
         if self.diagonal:
             self.live_c = self.live_r
         elif self.cb is not None:
-            self.live_c = live_cells(self.cb, theta_c, self.theta_r, rl.groups, rl.n_groups)
+            self.live_c = self.cb.live(theta_c, self.theta_r)
         else:
             self.live_c = None
         self.cells = self.live_r.size
@@ -234,11 +281,11 @@ class PairPlan:
     def _first_pass(self, scorer, k, t):
         """Each row against its most promising group (and, mirrored, each
         column against its): the k-th best score found is a floor."""
-        self.best_r = self._best(self.rb, t)
+        self.best_r = self.rb.best(t)
         parts = [self._cells_by(self.best_r, self.A, self.cols, False)]
         self.best_c = None
         if self.cb is not None and not self.diagonal:
-            self.best_c = self._best(self.cb, t)
+            self.best_c = self.cb.best(t)
             parts.append(self._cells_by(self.best_c, self.C, self.rows, True))
         r, c, d = (np.concatenate(x) for x in zip(*parts))
         if self.diagonal:

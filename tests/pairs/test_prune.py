@@ -466,3 +466,23 @@ def test_a_bound_that_is_not_a_number_keeps_its_cell(monkeypatch):
     b = prune.score_bounds("tanimoto", np.array([[1e-300]]), np.array([-np.inf]),
                            np.array([-np.inf]), np.array([-np.inf]))
     assert b[0, 0] >= 0.0
+
+
+@pytest.mark.parametrize("diagonal,k", [(True, None), (True, 3), (False, None), (False, 2)])
+def test_the_bounds_in_chunks_of_a_few_rows_give_the_same_plan(monkeypatch, diagonal, k):
+    # the plan computes its bounds a chunk of rows at a time (pairplan.CHUNK_BYTES):
+    # chunks of 3 rows give the cells, floors and pairs of one chunk for all
+    from mrjobs.pairs import pairplan
+    A, rs = prepared("cosine", corpus(11, 120, n_feats=60, density=0.08))
+    C, cs = prepared("cosine", corpus(12, 90, n_feats=60, density=0.08))
+    plans = []
+    for chunk in (1 << 40, 3 * 8 * 40):
+        monkeypatch.setattr(pairplan, "CHUNK_BYTES", chunk)
+        plans.append(run_both("cosine", A, C, rs, cs, 0.3, k, diagonal=diagonal,
+                              group_size=3)[0])
+    whole, chunked = plans
+    assert np.array_equal(whole.live_r, chunked.live_r) and whole.cells_pruned > 0
+    assert (whole.live_c is None) == (chunked.live_c is None)
+    if whole.live_c is not None:
+        assert np.array_equal(whole.live_c, chunked.live_c)
+    assert np.array_equal(whole.theta_r, chunked.theta_r)
