@@ -103,7 +103,8 @@ class PairSpec:
         on a diagonal block: with a small ``k``, the upper triangle with a
         column buffer a thread; else, without ``include_self``, each row
         against every column, twice the products on as many cores;
-        :func:`mrjobs.pairs.fused.fused_best`); the same results and counts.
+        :func:`mrjobs.pairs.fused.fused_best`), and the pruning plan its
+        bounds; the same results and counts.
     """
 
     k: int = None
@@ -409,7 +410,8 @@ def _plan(A, C, scorer, spec, exclude, stats, zeros):
         return None
     plan = _prune.PairPlan(A, C, _plan_scorer(scorer, *stats), _prune.PruneSpec(
         scorer.measure, scorer.threshold, spec.k, stats[0], stats[1], spec.diagonal,
-        spec.include_self, spec.mirror, GROUP_ROWS, exact_zeros=zeros))
+        spec.include_self, spec.mirror, GROUP_ROWS, exact_zeros=zeros,
+        threads=spec.threads))
     spread = _dot(plan.live_r.sum(axis=1), np.diff(A.indptr))
     if mode == "auto" and spread > LIVE_SHARE_MAX * float(product_bounds(A, C).sum()):
         return None

@@ -117,6 +117,9 @@ class PruneSpec:
         How vectors are grouped (:func:`group_rows`).
     exact_zeros : bool
         Pairs whose products cancel to 0.0 are scored (negative weights).
+    threads : int
+        Threads the bounds may use, a chunk of rows each (the sparse
+        products and numpy's loops let go of Python's lock).
     """
 
     measure: str
@@ -130,6 +133,7 @@ class PruneSpec:
     group_size: int = 64
     how: str = "order"
     exact_zeros: bool = False
+    threads: int = 1
 
 
 #: bytes of a temporary bound matrix (rows x groups, float64) at most: the
@@ -144,37 +148,46 @@ CHUNK_BYTES = 16 << 20
 class _SideBounds:
     """The score bounds of the rows of ``M`` against each group of the other
     side's rows (:func:`~mrjobs.pairs.cellbounds.side_bounds`), a chunk of
-    rows at a time: the same numbers, row by row."""
+    rows at a time, on ``threads`` threads: the same numbers, row by row."""
 
-    def __init__(self, M, other, groups, n_groups, measure, row_stats, other_stats):
+    def __init__(self, M, other, groups, n_groups, measure, row_stats, other_stats,
+                 threads=1):
         self.M, self.measure, self.row_stats = M, measure, row_stats
-        self.groups, self.n_groups = groups, n_groups
+        self.groups, self.n_groups, self.threads = groups, n_groups, threads
         self.summary = feature_max(other, groups, n_groups)
         self.lo, self.hi = stat_range(other_stats, groups, n_groups)
 
-    def chunks(self):
-        """``(rows slice, bounds of those rows)``, the rows in order."""
+    def _each(self, use):
+        """``(rows slice, use(rows, bounds of those rows))`` of each chunk, in order."""
         n = self.M.shape[0]
         step = max(1, CHUNK_BYTES // (8 * max(self.n_groups, 1)))
-        for start in range(0, n, step):
-            rows = slice(start, min(start + step, n))
+
+        def work(rows):
             stats = None if self.row_stats is None else self.row_stats[rows]
-            yield rows, score_bounds(self.measure, dot_bounds(self.M[rows], self.summary),
-                                     stats, self.lo, self.hi)
+            return rows, use(rows, score_bounds(
+                self.measure, dot_bounds(self.M[rows], self.summary), stats, self.lo, self.hi))
+
+        spans = [slice(s, min(s + step, n)) for s in range(0, n, step)]
+        if self.threads > 1 and len(spans) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(self.threads) as pool:
+                yield from pool.map(work, spans)
+        else:
+            yield from map(work, spans)
 
     def live(self, row_floor, col_floor):
         """:func:`~mrjobs.pairs.cellbounds.live_cells` of every row."""
         out = np.empty((self.M.shape[0], self.n_groups), bool)
-        for rows, bound in self.chunks():
-            out[rows] = live_cells(bound, row_floor[rows], col_floor, self.groups,
-                                   self.n_groups)
+        for rows, live in self._each(lambda rows, bound: live_cells(
+                bound, row_floor[rows], col_floor, self.groups, self.n_groups)):
+            out[rows] = live
         return out
 
     def best(self, t):
         """Each row's group of largest bound; -1 where none can reach ``t``."""
         out = np.empty(self.M.shape[0], np.int64)
-        for rows, bound in self.chunks():
-            out[rows] = PairPlan._best(bound, t)
+        for rows, best in self._each(lambda rows, bound: PairPlan._best(bound, t)):
+            out[rows] = best
         return out
 
 
@@ -211,11 +224,11 @@ class PairPlan:
         self.cols = self.rows if diagonal else Layout(C, *group_rows(C, group_size, how))
         cl = self.cols
         self.rb = _SideBounds(A, self.C, cl.groups, cl.n_groups, measure, row_stats,
-                              row_stats if diagonal else col_stats)
+                              row_stats if diagonal else col_stats, spec.threads)
         if diagonal:
             self.cb = self.rb
         elif mirror:
-            self.cb = _SideBounds(C, A, rg, n_rg, measure, col_stats, row_stats)
+            self.cb = _SideBounds(C, A, rg, n_rg, measure, col_stats, row_stats, spec.threads)
         else:
             self.cb = None
         t = -np.inf if threshold is None else float(threshold)

@@ -94,7 +94,7 @@ def emitted(r, c, scores, threshold, k, diagonal, mirror):
 
 
 def run_both(measure, A, C, rs, cs, threshold=None, k=None, diagonal=False, include_self=False,
-             mirror=True, group_size=4, how="order", n_features=None):
+             mirror=True, group_size=4, how="order", n_features=None, threads=1):
     if diagonal:
         C, cs = A, rs
     exact_zeros = bool((A.data < 0).any() or (C.data < 0).any())
@@ -104,7 +104,7 @@ def run_both(measure, A, C, rs, cs, threshold=None, k=None, diagonal=False, incl
     plan = prune.PairPlan(A, C, scorer, prune.PruneSpec(
         measure, threshold=threshold, k=k, row_stats=rs, col_stats=cs, diagonal=diagonal,
         include_self=include_self, mirror=mirror, group_size=group_size, how=how,
-        exact_zeros=exact_zeros))
+        exact_zeros=exact_zeros, threads=threads))
     parts = [plan.first] if plan.first is not None else []
     order = plan.row_order()
     for s in range(0, order.shape[0], 7):
@@ -470,17 +470,19 @@ def test_a_bound_that_is_not_a_number_keeps_its_cell(monkeypatch):
 
 @pytest.mark.parametrize("diagonal,k", [(True, None), (True, 3), (False, None), (False, 2)])
 def test_the_bounds_in_chunks_of_a_few_rows_give_the_same_plan(monkeypatch, diagonal, k):
-    # the plan computes its bounds a chunk of rows at a time (pairplan.CHUNK_BYTES):
-    # chunks of 3 rows give the cells, floors and pairs of one chunk for all
+    # the plan computes its bounds a chunk of rows at a time (pairplan.CHUNK_BYTES),
+    # on threads: chunks of 3 rows, on 1 or 3 threads, give the cells, floors
+    # and pairs of one chunk for all
     from mrjobs.pairs import pairplan
     A, rs = prepared("cosine", corpus(11, 120, n_feats=60, density=0.08))
     C, cs = prepared("cosine", corpus(12, 90, n_feats=60, density=0.08))
     plans = []
-    for chunk in (1 << 40, 3 * 8 * 40):
+    for chunk, threads in ((1 << 40, 1), (3 * 8 * 40, 1), (3 * 8 * 40, 3)):
         monkeypatch.setattr(pairplan, "CHUNK_BYTES", chunk)
         plans.append(run_both("cosine", A, C, rs, cs, 0.3, k, diagonal=diagonal,
-                              group_size=3)[0])
-    whole, chunked = plans
+                              group_size=3, threads=threads)[0])
+    whole, chunked, threaded = plans
+    assert np.array_equal(whole.live_r, threaded.live_r)
     assert np.array_equal(whole.live_r, chunked.live_r) and whole.cells_pruned > 0
     assert (whole.live_c is None) == (chunked.live_c is None)
     if whole.live_c is not None:
