@@ -30,6 +30,7 @@ __all__ = [
     "StripeProtocol",
     "NeighboursJSONProtocol",
     "NamedNeighboursProtocol",
+    "id_json",
     "CompactOutputProtocol",
     "VectorJSONProtocol",
     "VectorTSVProtocol",
@@ -190,7 +191,14 @@ class NamedNeighboursProtocol:
             raise DecodeError("cannot decode output line %.80r: %s" % (line, e)) from None
 
     def write(self, key, value):
-        return (json.dumps(key, ensure_ascii=False) + "\t" + value).encode("utf-8")
+        return (id_json(key) + "\t" + value).encode("utf-8")
+
+
+def id_json(name):
+    """An id as JSON text, UTF-8 as it is but for U+2028 and U+2029, which
+    ``str.splitlines`` would take for line breaks (escaped, as JSON allows)."""
+    return json.dumps(name, ensure_ascii=False).replace("\u2028", "\\u2028").replace(
+        "\u2029", "\\u2029")
 
 
 class NeighboursJSONProtocol:

@@ -31,6 +31,7 @@ import re
 
 from mrjob.step import MRStep
 
+from mrjobs.jobprotocols import id_json
 from mrjobs.parsing import BAD_NAME, InputError, name_key
 
 __all__ = ["IdsOfAnyKind", "NamesJoin", "NAMES", "line_names", "names_steps"]
@@ -166,14 +167,10 @@ class NamesJoin:
                 others.append(v[1:])
         others.sort(key=lambda o: o[0])
         self.counts.add(NAMES, "output lines with their ids", 1)
-        yield name, "[%s]" % ", ".join("[%s, %s]" % (_dumps(n), score)
+        yield name, "[%s]" % ", ".join("[%s, %s]" % (id_json(n), score)
                                         for _, n, score in others)
 
 
 def _uuid_text(raw):
     h = raw.hex()
     return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
-
-
-def _dumps(name):
-    return json.dumps(name, ensure_ascii=False)

@@ -147,3 +147,14 @@ def test_the_command_line_writes_the_ids(tmp_path, runner):
     parts = sorted((tmp_path / "out").glob("part-*"))
     assert sorted(l for p in parts for l in p.read_bytes().splitlines()) == sorted(
         out.stdout.splitlines())
+
+
+def test_awkward_ids_come_back_whole_one_line_each():
+    names = ["tab\there", 'new\nline "quoted" \\ back', -5, 12345678901234567890123, "",
+             "\u2028line separator", "été ☃"]
+    lines = [json.dumps({"id": n, "features": {"x": 1, "f%d" % (i % 2): 1}})
+             for i, n in enumerate(names)]
+    r = run(["--measure", "cosine", "--ids", "any"], lines)
+    assert sorted(map(repr, (k for k, _ in r.output))) == sorted(map(repr, names))
+    for line in r.lines:  # one line each, also to str.splitlines
+        assert len(line.decode("utf-8").splitlines()) == 1 and b"\t[[" in line
