@@ -240,7 +240,6 @@ class PairPlan:
         self._live()
 
     def _live(self):
-        rl, cl = self.rows, self.cols
         theta_c = self.theta_r if self.diagonal else self.theta_c
         self.live_r = self.rb.live(self.theta_r, theta_c)
         if self.diagonal:
