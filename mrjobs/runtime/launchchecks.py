@@ -171,6 +171,19 @@ class LaunchChecks:
                 self.job, python, runner._opts.get("cmdenv")))
             if error:
                 raise JobError(error)
+        elif self.alias == "hadoop":
+            self.warn_relative_python(runner)
+
+    def warn_relative_python(self, runner):
+        """A ``--python-bin`` path relative to here on Hadoop, whose tasks
+        start in working directories of their own: they would not find it
+        (it may be meant for them: an archive unpacked in their working
+        directory), so a warning, not a refusal."""
+        python = (runner._opts.get("python_bin") or [None])[0]
+        if python and "/" in python and not os.path.isabs(python) and os.path.exists(python):
+            log.warning("--python-bin %s is a path relative to here, but each Hadoop task "
+                        "starts in a working directory of its own, where it is not: give an "
+                        "absolute path (here: %s)", python, os.path.abspath(python))
 
 
 def importable(module):

@@ -110,3 +110,18 @@ def test_a_signal_to_the_process_group_ends_a_spark_run(tmp_path, sig):
     assert stderr.splitlines()[-1].startswith("mrsparse: stopped by %s; removed " % sig.name)
     wait_for(lambda: not any(running(p) for p in below), "Spark and its workers to end")
     assert os.listdir(tmp_path / "tmp") == []
+
+
+def test_a_relative_python_bin_is_warned_of(streaming_jar, hadoop_tmp, tmp_path):
+    # found: --python-bin .venv/bin/python fails every Hadoop task (each starts
+    # in a working directory of its own), and the run said only that a step failed
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").symlink_to(PYTHON)
+    write_lines(str(tmp_path / "c.jsonl"), jobs_corpus(n=30, seed=2))
+    args = hadoop_args(streaming_jar, hadoop_tmp / "relative", python_bin="bin/python")
+    proc = start(tmp_path, args + [a for a in ARGS if a != "-q"] + ["c.jsonl"])
+    _, stderr = proc.communicate()
+    assert proc.returncode == 1
+    assert ("--python-bin bin/python is a path relative to here, but each Hadoop task starts "
+            "in a working directory of its own, where it is not: give an absolute path "
+            "(here: %s)" % (tmp_path / "bin" / "python")) in stderr
