@@ -64,6 +64,10 @@ def parser():
     job.add_argument("--float32", action="store_true")
     job.add_argument("--input-format", choices=FORMATS + (POSTINGS,), default="auto")
     job.add_argument("--output-format", choices=("json", "compact"), default="json")
+    job.add_argument("--ids", choices=("uuid", "any"), default="uuid",
+                     help="'any': the input's ids are any strings or integers (sampled as "
+                          "the job reads them; the second run that gives them back is not "
+                          "planned)")
     job.add_argument("--output-dir", metavar="DIR",
                      help="where the job writes its output: without it, the output goes "
                           "to stdout, staged in the local runner's temp dir first (counted "
@@ -101,7 +105,7 @@ def parser():
 JOB_OPTIONS = ("queries", "strategy", "blocks", "pair_threads", "buffer_entries", "max_df",
                "top_k", "threshold", "measure", "num_features", "include_self", "float32",
                "input_format", "runner", "num_cores", "no_prune", "output_format",
-               "output_dir")
+               "output_dir", "ids")
 
 
 def parse_options(argv):
@@ -128,8 +132,9 @@ def plan(o, alternative=True):
     """Sample the input and estimate: the plan's dict for the parsed options;
     with ``alternative``, where the other of blocks and prefix could run the
     same job, its time and bytes too."""
-    corpus = read_sample(o.inputs, o.sample_lines, o.input_format)
-    queries = read_sample([o.queries], o.sample_lines, o.input_format) if o.queries else None
+    fmt = "named" if o.ids == "any" else o.input_format  # (mrjobs.parsing.parse_vector)
+    corpus = read_sample(o.inputs, o.sample_lines, fmt)
+    queries = read_sample([o.queries], o.sample_lines, fmt) if o.queries else None
     cal = load_calibration(o.calibration)
     e = estimate(corpus, queries, o, cal)
     other = {"blocks": "prefix", "prefix": "blocks"}.get(o.strategy)

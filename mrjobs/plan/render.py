@@ -73,6 +73,9 @@ def _warnings(e, o):
                    "%.1fx a reduce task's share of %d: its reducer is the straggler (the "
                    "strategy does not split a group; a higher --threshold or --max-df "
                    "shortens it)" % (100 * share, share * e["reducers"], e["reducers"]))
+    if getattr(o, "ids", None) == "any":
+        out.append("--ids any: the second run that gives the ids back (its shuffle about "
+                   "twice the output's) is not in this plan")
     if e.get("cut_resolution", 99) < 10:
         out.append("--max-df %d is %.2g vectors of the sample: the df-cut is decided on "
                    "features seen a few times, the kept products are uncertain (raise "

@@ -158,3 +158,20 @@ def test_awkward_ids_come_back_whole_one_line_each():
     assert sorted(map(repr, (k for k, _ in r.output))) == sorted(map(repr, names))
     for line in r.lines:  # one line each, also to str.splitlines
         assert len(line.decode("utf-8").splitlines()) == 1 and b"\t[[" in line
+
+
+def test_the_planner_samples_ids_of_any_kind_as_the_job_reads_them(tmp_path):
+    from mrjobs.plan.cli import parser, plan
+    from mrjobs.plan.render import format_plan
+    lines = named_corpus()
+    named, keyed = tmp_path / "named.jsonl", tmp_path / "keyed.jsonl"
+    named.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    keyed.write_text("\n".join(as_uuids(lines)) + "\n")
+    plans = []
+    for path, extra in ((named, ["--ids", "any"]), (keyed, [])):
+        o = parser().parse_args([str(path), "--measure", "cosine", "--top-k", "3"] + extra)
+        plans.append((plan(o), o))
+    (a, oa), (b, _) = plans
+    assert a["kept_entries"] == b["kept_entries"] > 0
+    assert a["pairs"]["pairs"] == b["pairs"]["pairs"] > 0
+    assert "--ids any: the second run" in format_plan(a, oa)
