@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench import common, measure, wordnet
+from bench import common, hadoop, measure, wordnet
 from mrjobs.runtime.localsettings import REPORT_ENV
 
 THRESHOLDS = (0.5, 0.8)
@@ -90,11 +90,10 @@ def plan(corpus, strategy, threshold, extra=()):
 
 
 def compact_bytes(corpus, tmp):
-    """Bytes of the corpus's compact records."""
-    out = Path(tmp) / "compact"
-    subprocess.run([sys.executable, "-m", "mrjobs.convert", "--to", "compact", str(corpus),
-                    "-o", str(out), "-q"], check=True)
-    return sum(p.stat().st_size for p in out.iterdir() if p.name.startswith("part-"))
+    """Bytes of the corpus's compact records (:func:`bench.hadoop.convert`)."""
+    path = Path(tmp) / "compact.mrs"
+    hadoop.convert(corpus, path, "compact")
+    return path.stat().st_size
 
 
 def rows_for(corpus, t, tmp, compact, log):
@@ -180,7 +179,6 @@ def top_k_checks(rows):
 def cluster_rows(corpus, tmp, log):
     """The runs on the HDFS + YARN minicluster (:func:`bench.hadoop.cluster_runs`)
     beside the planner's bytes for them (``-r hadoop --reducers 2``)."""
-    from bench import hadoop
     runs = [("prefix %s" % t, ["--measure", "cosine", "--threshold", str(t),
                                "--strategy", "prefix"]) for t in THRESHOLDS]
     runs.append(("blocks %s" % THRESHOLDS[0], ["--measure", "cosine", "--threshold",
@@ -227,10 +225,7 @@ def main(argv=None):
     corpus = wordnet.build()
     with tempfile.TemporaryDirectory(prefix="mrsparse-bench-scaleout-") as tmp:
         if o.quick:
-            part = Path(tmp) / "wordnet-20k.jsonl"
-            with open(corpus, "rb") as f, open(part, "wb") as g:
-                g.writelines(line for _, line in zip(range(20000), f))
-            corpus = part
+            corpus = wordnet.first_documents(corpus, tmp)
         compact = compact_bytes(corpus, tmp)
         log("corpus %s: %s of JSON, %s compact" % (corpus.name, common.size_label(
             corpus.stat().st_size), common.size_label(compact)))

@@ -21,12 +21,11 @@ clock starts).  Rows of issue "Real text" with PASS/FAIL:
 first 20,000 documents; ``--passes N``: best of N runs of each (default 1).
 """
 import hashlib
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from bench import common, measure, wordnet
+from bench import common, hadoop, measure, wordnet
 from bench.peer_runs import PEERS, compare_outputs, installed, run_peer
 
 TOP_K = 10
@@ -50,11 +49,10 @@ def job_run(corpus, out, tmp, args, passes=1):
 
 
 def compact_of(corpus, tmp):
-    """The corpus's compact records (a directory of part files)."""
-    out = Path(tmp) / "compact"
-    subprocess.run([sys.executable, "-m", "mrjobs.convert", "--to", "compact", str(corpus),
-                    "-o", str(out), "-q"], check=True)
-    return out
+    """The corpus's compact records, one file (:func:`bench.hadoop.convert`)."""
+    path = Path(tmp) / "compact.mrs"
+    hadoop.convert(corpus, path, "compact")
+    return path
 
 
 def rows_for(corpus, tmp, log, passes=1):
@@ -134,10 +132,7 @@ def main(argv=None):
     corpus = wordnet.build()
     with tempfile.TemporaryDirectory(prefix="mrsparse-bench-shorttext-") as tmp:
         if o.quick:
-            part = Path(tmp) / "wordnet-20k.jsonl"
-            with open(corpus, "rb") as f, open(part, "wb") as g:
-                g.writelines(line for _, line in zip(range(20000), f))
-            corpus = part
+            corpus = wordnet.first_documents(corpus, tmp)
         rows = rows_for(corpus, tmp, log, o.passes)
     found = checks(rows)
     common.print_table(rows, [("name", "run"), ("wall_s", "wall s", "{:.1f}"),

@@ -73,5 +73,17 @@ def build(cache=CACHE):
     return path
 
 
+#: documents of the benchmarks' ``--quick`` runs on this corpus
+QUICK_DOCUMENTS = 20000
+
+
+def first_documents(corpus, directory, n=QUICK_DOCUMENTS):
+    """A file in ``directory`` holding the first ``n`` lines of ``corpus``."""
+    part = Path(directory) / ("wordnet-%dk.jsonl" % (n // 1000))
+    with open(corpus, "rb") as f, open(part, "wb") as g:
+        g.writelines(line for _, line in zip(range(n), f))
+    return part
+
+
 if __name__ == "__main__":
     print(build(*sys.argv[1:2]))
