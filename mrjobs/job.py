@@ -121,9 +121,8 @@ class SparseJob(MRJob):
         return claimed_key(runner_class(self.options.runner) or super()._runner_class())
 
     def split_bytes(self):
-        """Bytes of a step's input per local task, where the job's output does
-        not depend on how the input is split (see :mod:`mrjobs.runtime.localrunner`);
-        None: mrjob's two tasks per core."""
+        """Bytes of a step's input per local task where the output does not depend
+        on the splits (:mod:`mrjobs.runtime.localrunner`); None: mrjob's 2 a core."""
         return None
 
     def _runner_kwargs(self):
@@ -137,9 +136,8 @@ class SparseJob(MRJob):
         return {}
 
     def run_job(self):
-        """Run the job as mrjob does, with what :mod:`mrjobs.runtime.launch` adds
-        (progress, one-line errors, the output committed only on success, the
-        report, nothing left behind)."""
+        """Run the job as mrjob does, with what :mod:`mrjobs.runtime.launch` adds (progress,
+        one-line errors, the output committed on success, the report, no leftovers)."""
         from mrjobs.runtime.launch import run_job  # the launcher's: tasks need not load it
         run_job(self)
 
@@ -150,8 +148,7 @@ class SparseJob(MRJob):
         return []
 
     def read_streams(self, streams):
-        """Read the streams among the inputs into files
-        (:class:`~mrjobs.runtime.streams.InputStreams`)."""
+        """Read the input streams into files (:class:`~mrjobs.runtime.streams.InputStreams`)."""
         streams.read_inputs(self.options, self._stdin)
 
     def check_launch(self):
@@ -160,6 +157,9 @@ class SparseJob(MRJob):
     def second_run(self):
         """True where a second run (``start_second_run``) reads this run's output."""
         return False
+
+    def manifest(self):
+        """What made the output, for its manifest (:mod:`mrjobs.runtime.manifest`), or None."""
 
     #: modules the tasks import (checked in the task Python before a local run)
     TASK_MODULES = ("numpy",)

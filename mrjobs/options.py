@@ -224,6 +224,23 @@ def add_dot_products_options(job, strategies):
     _add_strategy_options(job, strategies)
 
 
+#: the dot-products options that decide its output lines (its manifest's
+#: "options": what an update run repeats and checks); the others (the
+#: strategy, --blocks, the wire, buffers, threads) change how, not what
+RESULT_OPTIONS = ("measure", "num_features", "threshold", "top_k", "include_self",
+                  "queries", "ids", "max_df", "float32", "input_format", "strict",
+                  "output_format")
+
+
+def version():
+    """mrsparse's version as installed (for manifests), or "unknown"."""
+    from importlib import metadata
+    try:
+        return metadata.version("mrsparse")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _add_strategy_options(job, strategies):
     """``--strategy`` and the blocks strategy's own options."""
     job.add_passthru_arg(

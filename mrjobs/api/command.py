@@ -4,8 +4,9 @@
 Subcommands (:data:`SUBCOMMANDS`): ``dot-products`` (all-pairs dot products
 and similarities), ``index`` (the inverted index), ``convert`` (to and from
 the compact format), ``plan`` (the cost planner), ``generate`` (a corpus
-of generated vectors).  ``mrsparse --help`` lists them; ``mrsparse
-<subcommand> --help`` gives the subcommand's own help.
+of generated vectors), ``update`` (yesterday's output updated for changed
+vectors).  ``mrsparse --help`` lists them; ``mrsparse <subcommand> --help``
+gives the subcommand's own help.
 """
 import difflib
 import runpy
@@ -22,6 +23,7 @@ SUBCOMMANDS = {
     "convert": ("mrjobs.convert", "vectors to and from the compact format"),
     "plan": ("mrjobs.plan", "what a run will cost: time, memory, disk, shuffle"),
     "generate": ("mrjobs.generate", "a corpus of generated sparse vectors"),
+    "update": ("mrjobs.update", "yesterday's neighbours updated for changed vectors"),
 }
 
 

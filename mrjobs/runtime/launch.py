@@ -29,8 +29,10 @@ from mrjobs.counters import run_report
 from mrjobs.parsing import InputError
 from mrjobs.runtime.epilogue import FailureReport, log_cleanup, task_failure, write_output
 from mrjobs.runtime.failures import JobError, TaskFailed, os_error_text
+from mrjobs.runtime.commit import FsOutputCommitter
 from mrjobs.runtime.launchchecks import LaunchChecks
-from mrjobs.runtime.paths import tree_bytes
+from mrjobs.runtime.manifest import MANIFEST, write_manifest
+from mrjobs.runtime.paths import local_input_files, tree_bytes
 from mrjobs.runtime.progress import ProgressMonitor
 from mrjobs.runtime.signals import (catch_stop_signals, open_closed_stdio, silence_stdout,
                                     stdout_name)
@@ -215,6 +217,7 @@ class Launch(LaunchChecks):
         report = self.report(counters)
         self.check_read(counters, log_stream)
         if self.committer:
+            self.write_manifest(runner)
             self.committer.commit()
             log.info("job output is in %s", self.options.output_dir)
             runner._output_dir = self.committer.final  # for --cat-output
@@ -225,6 +228,20 @@ class Launch(LaunchChecks):
             log_stream.write(report + "\n")
             log_stream.flush()
         log_cleanup(runner)
+
+    def write_manifest(self, runner):
+        """The manifest of what made the output (the job's
+        :meth:`~mrjobs.job.SparseJob.manifest`), written beside it before the
+        commit, where the output and the input files are local."""
+        made = self.job.manifest()
+        if made is None or isinstance(self.committer, FsOutputCommitter):
+            return
+        inputs = local_input_files(runner._get_input_paths())
+        if inputs is None:
+            log.info("no %s: an input is not a local file", MANIFEST)
+            return
+        os.makedirs(self.committer.tmp, exist_ok=True)
+        write_manifest(self.committer.tmp, made, inputs)
 
     def write_stdout(self, runner):
         """The output to stdout; an error writing there (a full disk, a

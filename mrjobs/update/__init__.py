@@ -1,0 +1,291 @@
+"""Tomorrow's run: yesterday's neighbours updated for new, removed and changed
+vectors, with the bytes a full run on today's corpus writes.
+
+``python -m mrjobs.update --previous DIR [--add PATH] [--remove PATH]
+--output-dir NEW`` (or ``mrsparse update``) reads the manifest of ``DIR``
+(:mod:`mrjobs.runtime.manifest`: the options and input of the run that wrote
+it), checks that ``DIR`` and its corpus are what the manifest says, and:
+
+1. cuts yesterday's corpus into today's (:class:`~mrjobs.update.changes.CorpusCut`):
+   its lines less the removed vectors', then the added lines;
+2. picks the rows to compute again: the added vectors' and, under
+   ``--top-k``, every row that held ``K`` neighbours of which one is
+   removed (its K-th place is unknown: the vectors below it were never kept);
+3. runs the dot-products job twice, as ``--queries`` runs on the runner given
+   (``-r``): the rows of 2. against today's corpus, and every other vector
+   against the added ones;
+4. merges the second run's pairs into yesterday's rows (less the removed
+   neighbours), keeps the top ``K`` (or all, under ``--threshold``), and
+   writes the rows of 3. and 4. in id order: the lines a full run on today's
+   corpus writes, byte for byte (each score's text is the job's own);
+5. commits ``NEW`` as a run does (:mod:`mrjobs.runtime.commit`), with
+   today's corpus in ``NEW/_corpus/`` and a manifest naming it, so that
+   tomorrow's update starts from ``NEW``.  ``DIR`` is only read.
+
+Refused in one line, before anything is written: a ``DIR`` without a
+manifest, a part file missing or changed since its run, a corpus that is not
+the one the run read, a ``--remove`` id not in the corpus, an added vector
+whose id the corpus holds and ``--remove`` does not name, an option that
+differs from the manifest's, and the runs whose output depends on more than
+the pairs (``--max-df``, whose cut follows every feature's count;
+``--queries``; ``--include-self``; ``--ids any``; ``--output-format compact``;
+``--num-features`` where today's corpus has another number of features).
+"""
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import uuid
+
+from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.options import RESULT_OPTIONS, version
+from mrjobs.runtime.commit import OutputCommitter, OutputConflict
+from mrjobs.runtime.failures import JobError
+from mrjobs.runtime.manifest import (check_inputs, check_output, output_files, read_manifest,
+                                     write_manifest)
+from mrjobs.update.changes import CorpusCut, read_additions, read_removals
+from mrjobs.update.rows import merged, parse_row, read_rows, row_line
+
+__all__ = ["Update", "option_args", "REFUSED"]
+
+log = logging.getLogger("mrjobs.update")
+
+#: options under which an update cannot give a full run's lines: option -> why
+REFUSED = {
+    "max_df": "--max-df cuts features by their count over the whole corpus, which every "
+              "change moves",
+    "queries": "--queries: a run of queries is updated by running its queries again",
+    "include_self": "--include-self is not updated yet",
+    "ids": "--ids any is not updated yet",
+    "output_format": "--output-format compact is not updated yet",
+}
+_DEFAULTS = {"include_self": False, "ids": "uuid", "output_format": "json"}
+
+
+def option_args(options):
+    """The command-line arguments of a manifest's ``options``."""
+    args = []
+    for name in RESULT_OPTIONS:
+        value = options.get(name)
+        flag = "--" + name.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            args.append(flag)
+        else:
+            args += [flag, repr(float(value)) if name == "threshold" else str(value)]
+    return args
+
+
+def _uuid_text(key):
+    return str(uuid.UUID(bytes=key))
+
+
+class Update:
+    """One update run (see the module docstring).
+
+    Parameters
+    ----------
+    previous : str
+        Yesterday's ``--output-dir``.
+    output_dir : str
+        Where today's output goes (refused: ``previous``, or one inside the other).
+    add, remove : list of str
+        ``--add`` and ``--remove`` paths.
+    job_args : list of str
+        Arguments for the dot-products runs (``-r``, runner options; the
+        job's own options, which must equal the manifest's).
+    corpus : list of str, optional
+        Yesterday's input files where they are now (default: the manifest's).
+    overwrite : bool
+        ``--overwrite-output``.
+    """
+
+    def __init__(self, previous, output_dir, add=(), remove=(), job_args=(), corpus=None,
+                 overwrite=False):
+        self.previous, self.output_dir = previous, output_dir
+        self.add, self.remove = list(add), list(remove)
+        self.job_args, self.corpus, self.overwrite = list(job_args), corpus, overwrite
+        self.committer = self.work = None
+        self.stats = {}
+
+    # -- before any work ------------------------------------------------------
+
+    def check(self):
+        """Everything that can be refused before the work; returns the corpus
+        files, and sets ``manifest`` and ``options``."""
+        self.manifest = manifest = read_manifest(self.previous)
+        if manifest.get("job") != "dot_products":
+            raise JobError("%s is the output of %s, not of the dot-products job: only its "
+                           "neighbours are updated" % (self.previous, manifest.get("job")))
+        self.options = options = manifest["options"]
+        for name, why in REFUSED.items():
+            if options.get(name) not in (None, _DEFAULTS.get(name)):
+                raise JobError("%s was made with %s: %s; run the job whole"
+                               % (self.previous, "--" + name.replace("_", "-"), why))
+        self.check_given_options()
+        self.check_places()
+        check_output(self.previous, manifest)
+        return check_inputs(self.previous, manifest, self.corpus)
+
+    def check_given_options(self):
+        """The job's options given to the update must be yesterday's."""
+        given = [a.split("=")[0] for a in self.job_args if a.startswith("--")]
+        job = MRSparseDotProducts(args=self.job_args + option_args(
+            {n: v for n, v in self.options.items() if "--" + n.replace("_", "-") not in given}))
+        for name in RESULT_OPTIONS:
+            flag = "--" + name.replace("_", "-")
+            now, then = getattr(job.options, name), self.options.get(name)
+            if flag in given and now != then:
+                raise JobError("%s %s: %s was made with %s; an update keeps yesterday's "
+                               "options (run the job whole for others)" % (
+                                   flag, now, self.previous, "%s %s" % (flag, then)
+                                   if then not in (None, False, True) else
+                                   flag if then else "no %s" % flag))
+        self.runner = job.options.runner or "inline"
+
+    def check_places(self):
+        prev = os.path.realpath(self.previous)
+        out = os.path.realpath(self.output_dir)
+        if out == prev or out.startswith(prev + os.sep) or prev.startswith(out + os.sep):
+            raise JobError("--output-dir %s is %s --previous %s: an update never touches "
+                           "yesterday's output; give a new directory" % (
+                               self.output_dir, "" if out == prev else
+                               "inside" if out.startswith(prev) else "around", self.previous))
+        self.committer = OutputCommitter(self.output_dir, self.overwrite)
+        try:
+            self.committer.note()
+        except OutputConflict as e:
+            raise JobError(str(e)) from None
+
+    # -- the work -------------------------------------------------------------
+
+    def run(self):
+        """Check, compute, commit; returns ``stats``.  Raises :class:`JobError`
+        (or exits, where a run of the job fails, with its status)."""
+        corpus = self.check()
+        parent = os.path.dirname(self.committer.final)
+        os.makedirs(parent, exist_ok=True)
+        self.work = tempfile.mkdtemp(prefix=".%s.mrsparse-update-" % os.path.basename(
+            self.committer.final), dir=parent)
+        try:
+            self.compute(corpus)
+            self.committer.commit()
+            log.info("today's output is in %s", self.output_dir)
+        finally:
+            shutil.rmtree(self.work, ignore_errors=True)
+            self.committer.abort()
+        return self.stats
+
+    def compute(self, corpus):
+        o = self.options
+        removed = read_removals(self.remove)
+        added = read_additions(self.add, o["input_format"], o["float32"])
+        rows = read_rows(self.previous_lines(), self.previous)
+        gone = {_uuid_text(k) for k in removed}
+        again = self.rows_again(rows, gone)
+        cut = CorpusCut(self.work, o["input_format"], o["float32"],
+                        features=o.get("num_features") is not None)
+        cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
+        if cut.features is not None:
+            self.check_features(cut)
+        ran = self.run_queries(cut)
+        self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
+                      "rows computed again": len(again), "corpus lines": cut.counts["corpus"]}
+        out = self.merge(rows, gone, again, *ran)
+        self.write(out, cut)
+
+    def previous_lines(self):
+        for name in output_files(self.previous):
+            with open(os.path.join(self.previous, name), encoding="utf-8") as f:
+                yield from f
+
+    def rows_again(self, rows, gone):
+        """The rows whose K-th place a removal leaves unknown (``--top-k``:
+        K neighbours, one of them removed)."""
+        k = self.options["top_k"]
+        if k is None or not gone:
+            return set()
+        again = set()
+        for key, value in rows.items():
+            if key not in gone:
+                entries = parse_row(value)
+                if len(entries) >= k and any(n in gone for n, _ in entries):
+                    again.add(key)
+        return again
+
+    def check_features(self, cut):
+        then, now = cut.distinct_features()
+        if then != now:
+            raise JobError(
+                "--measure %s takes --num-features, the corpus's number of distinct "
+                "features: %d yesterday, %d today, so every score changes; run the job "
+                "whole with --num-features %d" % (self.options["measure"], then, now, now))
+
+    def run_queries(self, cut):
+        """The two runs of the job: the rows computed again against today's
+        corpus; every other vector against the added ones."""
+        p = cut.paths
+        first = self.run_job([p["corpus"]], p["again"]) if cut.counts["again"] else {}
+        second = (self.run_job([p["added"]], p["others"])
+                  if cut.counts["added"] and cut.counts["others"] else {})
+        return first, second
+
+    def run_job(self, inputs, queries):
+        """The dot-products job's lines (``{id: value}``) for ``queries``
+        against ``inputs``, on the runner given."""
+        job = MRSparseDotProducts(args=self.job_args + option_args(self.options) +
+                                  ["--queries", queries] + inputs)
+        out = tempfile.TemporaryFile(dir=self.work)
+        job.sandbox(stdout=out, stderr=getattr(sys.stderr, "buffer", sys.stderr))
+        loggers = [logging.getLogger(n) for n in ("mrjobs", "mrjob", "__main__")]
+        saved = [(g, list(g.handlers), g.level) for g in loggers]
+        try:
+            job.run_job()  # (a run sets up its logging: undone after it)
+        finally:
+            for g, handlers, level in saved:
+                g.handlers[:] = handlers
+                g.setLevel(level)
+        out.seek(0)
+        with open(out.fileno(), encoding="utf-8", closefd=False) as text:
+            rows = read_rows(text, "the output of a run of the job")
+        out.close()
+        return rows
+
+    def merge(self, rows, gone, again, first, second):
+        """Today's rows ``{id: value text}``."""
+        top_k = self.options["top_k"]
+        out = dict(first)
+        kept = 0
+        for key in set(rows) | set(second):
+            if key in gone or key in again:
+                continue
+            value = rows.get(key)
+            new = second.get(key)
+            if value is not None and new is None and not any(
+                    n in gone for n, _ in parse_row(value)):
+                out[key] = value
+                kept += 1
+                continue
+            entries = [e for e in parse_row(value or "{}") if e[0] not in gone]
+            entries = merged(entries + parse_row(new or "{}"), top_k)
+            if entries:
+                out[key] = row_line(key, entries).split("\t", 1)[1].rstrip("\n")
+        self.stats["rows as they were"] = kept
+        return out
+
+    def write(self, rows, cut):
+        tmp = self.committer.tmp
+        os.makedirs(os.path.join(tmp, "_corpus"))
+        with open(os.path.join(tmp, "part-00000"), "w", encoding="utf-8") as f:
+            for key in sorted(rows):
+                f.write("%s\t%s\n" % (json.dumps(key), rows[key]))
+        corpus = os.path.join(tmp, "_corpus", "part-00000")
+        shutil.move(cut.paths["corpus"], corpus)
+        write_manifest(tmp, {"job": "dot_products", "version": version(),
+                             "options": self.options,
+                             "update": dict(self.stats, previous=os.path.abspath(
+                                 self.previous))}, [corpus])
+        self.stats["output lines"] = len(rows)

@@ -1,0 +1,74 @@
+"""``python -m mrjobs.update``: see :mod:`mrjobs.update`."""
+import argparse
+import logging
+import sys
+
+from mrjob.util import log_to_null, log_to_stream
+
+from mrjobs import options
+from mrjobs.runtime.failures import JobError
+from mrjobs.runtime.signals import catch_stop_signals
+from mrjobs.update import Update
+
+USAGE = """%(prog)s --previous DIR [--add PATH] [--remove PATH] --output-dir NEW [options]
+
+Update yesterday's neighbours (the --output-dir DIR of a dot-products run, or
+of an earlier update) for added, removed and changed vectors: the lines a full
+run on today's corpus writes, byte for byte, computing only the pairs of the
+changed vectors and the rows that lost a neighbour.  Yesterday's options and
+corpus come from DIR's manifest; a changed vector is one whose id is in
+--remove and whose new lines are in --add.  Any other option (-r RUNNER, -c
+CONF, -q, mrjob's runner options) goes to the dot-products runs."""
+
+
+def parser():
+    ap = argparse.ArgumentParser(prog=options.PROGRAM or "python -m mrjobs.update",
+                                 usage=USAGE, add_help=True)
+    ap.add_argument("--previous", required=True, metavar="DIR",
+                    help="yesterday's --output-dir (holding its _MANIFEST.json)")
+    ap.add_argument("--add", action="append", default=[], metavar="PATH",
+                    help="vectors to add (a file, directory or glob; yesterday's input "
+                         "format); repeatable")
+    ap.add_argument("--remove", action="append", default=[], metavar="PATH",
+                    help="ids to remove, one a line; repeatable")
+    ap.add_argument("-o", "--output-dir", required=True, metavar="NEW",
+                    help="where today's output goes (a new directory; never DIR)")
+    ap.add_argument("--corpus", action="append", default=None, metavar="PATH",
+                    help="yesterday's input files where they are now (in the manifest's "
+                         "order), if they moved; their bytes are checked")
+    ap.add_argument("--overwrite-output", action="store_true",
+                    help="replace what is in a non-empty --output-dir")
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="print nothing but errors (the runs get -q too)")
+    return ap
+
+
+def main(argv=None):
+    args, rest = parser().parse_known_args(argv)
+    if args.quiet:
+        rest = rest + ["-q"]
+        log_to_null(name="mrjobs.update")
+    else:
+        log_to_stream(name="mrjobs.update", stream=sys.stderr, debug="-v" in rest)
+    log = logging.getLogger("mrjobs.update")
+    update = Update(args.previous, args.output_dir, args.add, args.remove, rest,
+                    corpus=args.corpus, overwrite=args.overwrite_output)
+    restore = catch_stop_signals()
+    try:
+        stats = update.run()
+    except JobError as e:
+        sys.stderr.write("mrsparse: error: %s\n" % (e,))
+        return 1
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", 2)
+        sys.stderr.write("mrsparse: stopped; %s is as it was\n" % args.output_dir)
+        return 128 + signum
+    finally:
+        restore()
+    log.info("update: %s", ", ".join("%s %s" % (v, k) for k, v in stats.items()
+                                     if k != "corpus lines"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Output rows read and merged as the dot-products job writes them.
+
+A row is a line ``"<id>" TAB {"<id>": score, ...}``, best first (ties by the
+smaller id).  :func:`read_rows` reads lines into ``{id: entries}``, each
+entry ``(neighbour id, score text)``: the score's text is kept as written, so
+a row put together from two runs' entries has the bytes a single run writes.
+:func:`merged` puts a row together, :func:`row_line` writes it.
+"""
+import json
+
+__all__ = ["read_rows", "parse_row", "merged", "row_line", "RowsError"]
+
+
+class RowsError(ValueError):
+    """A line that is not an output row of the dot-products job."""
+
+
+def parse_row(value):
+    """``[(neighbour id, score text), ...]`` of a row's JSON object, in order."""
+    return json.loads(value, object_pairs_hook=list, parse_float=str, parse_int=str)
+
+
+def read_rows(lines, where):
+    """``{id: value text}`` of output lines (str, with or without their line
+    ending); ``where`` names them in an error.  The value is parsed only
+    when a row is merged (:func:`parse_row`)."""
+    rows = {}
+    for number, line in enumerate(lines, 1):
+        key, tab, value = line.rstrip("\n").partition("\t")
+        if not tab or not key.startswith('"') or not value.startswith("{"):
+            raise RowsError("%s line %d is not an output row of the dot-products job "
+                            "(\"<id>\" TAB {...}): %r" % (where, number, line[:80]))
+        rows[json.loads(key)] = value
+    return rows
+
+
+def _order(entry):
+    return -float(entry[1]), entry[0]
+
+
+def merged(entries, top_k):
+    """The row of ``entries`` (pairs from several runs, each once): best
+    first, ties by the smaller id, the first ``top_k`` (None: all)."""
+    entries = sorted(entries, key=_order)
+    return entries if top_k is None else entries[:top_k]
+
+
+def row_line(key, entries):
+    """The output line of ``key``'s row ``entries``, as the job writes it."""
+    return "%s\t{%s}\n" % (json.dumps(key), ", ".join(
+        "%s: %s" % (json.dumps(n), s) for n, s in entries))
