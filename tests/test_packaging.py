@@ -371,7 +371,8 @@ def test_the_package_zip_ships_every_subpackage():
     subpackages = [d for d in os.listdir(os.path.dirname(mrjobs.__file__))
                    if os.path.exists(os.path.join(os.path.dirname(mrjobs.__file__), d,
                                                   "__init__.py"))]
-    assert sorted(subpackages) == ["api", "measures", "pairs", "plan", "runtime", "strategies"]
+    assert sorted(subpackages) == ["api", "measures", "pairs", "plan", "runtime", "strategies",
+                                   "update"]
 
 
 def test_setup_cfg_lists_every_package():

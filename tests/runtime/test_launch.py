@@ -80,7 +80,8 @@ def test_non_empty_output_dir_is_refused_unless_asked(tmp_path):
     proc = launch(str(path), "--output-dir", str(out), "-r", "local", "--overwrite-output")
     assert proc.returncode == 0, proc.stderr
     parts = sorted(os.listdir(out))
-    assert "part-00007" not in parts and parts and all(p.startswith("part-") or p == "_SUCCESS"
+    assert "part-00007" not in parts and parts and all(p.startswith("part-") or p in (
+        "_SUCCESS", "_MANIFEST.json")
                                                        for p in parts)
 
 
