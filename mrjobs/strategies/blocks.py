@@ -83,6 +83,9 @@ from mrjobs.pairs.kernel import ROWS, PairSpec, pair_best
 from mrjobs.scoring import RowMerger, output_rows, partial_rows
 from mrjobs.strategies.contract import Step, by_family
 
+#: the largest k the kernels take (a C int; --top-k's own limit)
+MAX_K = 2**31 - 1
+
 __all__ = ["BlocksStrategy"]
 
 def _gather(lengths, perm):
@@ -321,14 +324,17 @@ class BlocksStrategy:
         else:
             n_features, at, ct = feature_columns(rows.feats, cols.feats)
             A, C = rows.matrix(at, n_features), cols.matrix(ct, n_features)
-        same = None if diagonal else _same_ids(rows.ids, cols.ids, C.shape[0])
-        spec = PairSpec(ctx.top_k, ctx.buffer_entries, diagonal=diagonal,
+        same = None if diagonal else _same_ids(rows.ids, cols.ids)
+        k = ctx.top_k
+        spec = PairSpec(k + 1 if same is not None and k is not None and k < MAX_K else k,
+                        ctx.buffer_entries, diagonal=diagonal,
                         include_self=ctx.include_self, mirror=not ctx.queries,
                         prune="auto" if ctx.prune else "never", merge=True,
                         threads=ctx.threads)
         results = pair_best(A, C, ctx.scorer, spec, stats_a=rows.stats, stats_c=cols.stats,
-                            exclude=same,
                             progress=None if status is None else status.pair_products)
+        if same is not None:
+            results = _without_self(results, same, k)
         work = yield from self._emit_all(results, rows, cols)
         for name, n in ((BLOCK_PAIRS, 1), (PRODUCTS_COMPUTED, work.products),
                         (ROWS_PRUNED, work.rows_pruned), (COLUMNS_PRUNED, work.columns_pruned),
@@ -390,12 +396,37 @@ class BlocksStrategy:
             yield from output_rows(self.ctx.counts, self._rows.add(doc, [row]))
 
 
-def _same_ids(row_ids, col_ids, n_c):
-    """``row * n_c + col`` of the vectors of the two sides (a query and a
-    corpus vector) that have the same id, or None if there are none: a query
-    is never its own neighbour (both sides sorted by id)."""
+def _same_ids(row_ids, col_ids):
+    """Each row's column of the same id (a query and its copy in the corpus),
+    -1 where there is none; None if no row has one (both sides sorted by id)."""
     common, ri, ci = np.intersect1d(row_ids, col_ids, assume_unique=True,
                                     return_indices=True)
     if not common.shape[0]:
         return None
-    return ri.astype(np.int64) * n_c + ci
+    same = np.full(len(row_ids), -1, np.int64)
+    same[ri] = ci
+    return same
+
+
+def _without_self(results, same, k):
+    """The kernel's ``results`` (rows' best, asked for ``k + 1`` a row) without
+    each query's own copy (column ``same[row]``), cut to ``k`` a row: a query
+    is never its own neighbour, and the best ``k`` of the others are the
+    best ``k`` of the best ``k + 1`` less itself (the order is total: score,
+    then id; columns are in id order).  Returns the kernel's return value."""
+    while True:
+        try:
+            direction, groups, others, scores = next(results)
+        except StopIteration as done:
+            return done.value
+        keep = others != same[groups]
+        groups, others, scores = groups[keep], others[keep], scores[keep]
+        if k is not None and groups.shape[0]:
+            # (a row's entries come in no set order: score, then id, within a group)
+            order = np.lexsort((others, -scores, groups))
+            groups, others, scores = groups[order], others[order], scores[order]
+            first = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+            starts = np.repeat(first, np.diff(np.append(first, groups.shape[0])))
+            keep = np.arange(groups.shape[0]) - starts < k
+            groups, others, scores = groups[keep], others[keep], scores[keep]
+        yield direction, groups, others, scores

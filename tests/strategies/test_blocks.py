@@ -122,6 +122,21 @@ def test_queries_with_blocks(tmp_path):
         assert_scores_close(got, want)
 
 
+@pytest.mark.parametrize("args", [["--top-k", "1"], ["--top-k", "3"], ["--threshold", "0.2"]])
+def test_queries_of_the_corpus_own_vectors_get_the_self_joins_rows(tmp_path, args):
+    """A query that is also in the corpus (its own copy left out of its row)
+    gets the bytes of its row in the self-join, for every block count: the
+    kernel is asked for k + 1 a row and the copy taken out."""
+    lines = corpus(n=80, fpv=3, vocab=30, seed=5)  # few features: many ties
+    q = tmp_path / "queries.jsonl"
+    q.write_text("\n".join(lines[::3]) + "\n")
+    full = dict(run(["--measure", "cosine"] + args, lines).output)
+    for blocks in ("1", "2", "3"):
+        got = run(["--queries", str(q), "--measure", "cosine", "--blocks", blocks] + args,
+                  lines).output
+        assert got and all(full[key] == row for key, row in got), blocks
+
+
 def test_duplicate_vector_lines_are_merged_before_any_statistic():
     f = [uuid.UUID(int=100 + i) for i in range(3)]
     a, b = uuid.UUID(int=1), uuid.UUID(int=2)
