@@ -12,8 +12,8 @@ it), checks that ``DIR`` and its corpus are what the manifest says, and:
    ``--top-k``, every row that held ``K`` neighbours of which one is
    removed (its K-th place is unknown: the vectors below it were never kept);
 3. runs the dot-products job twice, as ``--queries`` runs on the runner given
-   (``-r``): the rows of 2. against today's corpus, and every other vector
-   against the added ones;
+   (``-r``): the rows of 2. against today's corpus, and every vector of
+   today's corpus against the added ones;
 4. merges the second run's pairs into yesterday's rows (less the removed
    neighbours), keeps the top ``K`` (or all, under ``--threshold``), and
    writes the rows of 3. and 4. in id order: the lines a full run on today's
@@ -46,7 +46,8 @@ from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.manifest import (check_inputs, check_output, output_files, read_manifest,
                                      write_manifest)
 from mrjobs.update.changes import CorpusCut, read_additions, read_removals
-from mrjobs.update.rows import merged, parse_row, read_rows, row_line
+from mrjobs.update.rows import (before, first_entry, last_entry, merged, neighbours, parse_row,
+                                read_rows, row_line)
 
 __all__ = ["Update", "option_args", "REFUSED"]
 
@@ -194,7 +195,7 @@ class Update:
         ran = self.run_queries(cut)
         self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
                       "rows computed again": len(again), "corpus lines": cut.counts["corpus"]}
-        out = self.merge(rows, gone, again, *ran)
+        out = self.merge(rows, gone, again | {_uuid_text(k) for k, _ in added}, *ran)
         self.write(out, cut)
 
     def previous_lines(self):
@@ -211,8 +212,8 @@ class Update:
         again = set()
         for key, value in rows.items():
             if key not in gone:
-                entries = parse_row(value)
-                if len(entries) >= k and any(n in gone for n, _ in entries):
+                ids = neighbours(value)
+                if len(ids) >= k and any(n in gone for n in ids):
                     again.add(key)
         return again
 
@@ -229,8 +230,8 @@ class Update:
         corpus; every other vector against the added ones."""
         p = cut.paths
         first = self.run_job([p["corpus"]], p["again"]) if cut.counts["again"] else {}
-        second = (self.run_job([p["added"]], p["others"])
-                  if cut.counts["added"] and cut.counts["others"] else {})
+        # (every vector as a query: the rows of the first run's are left out after)
+        second = self.run_job([p["added"]], p["corpus"]) if cut.counts["added"] else {}
         return first, second
 
     def run_job(self, inputs, queries):
@@ -255,7 +256,8 @@ class Update:
         return rows
 
     def merge(self, rows, gone, again, first, second):
-        """Today's rows ``{id: value text}``."""
+        """Today's rows ``{id: value text}``: ``first``'s for the vectors of
+        ``again`` (added ones included), the others merged."""
         top_k = self.options["top_k"]
         out = dict(first)
         kept = 0
@@ -264,8 +266,7 @@ class Update:
                 continue
             value = rows.get(key)
             new = second.get(key)
-            if value is not None and new is None and not any(
-                    n in gone for n, _ in parse_row(value)):
+            if value is not None and self.as_it_was(value, new, gone, top_k):
                 out[key] = value
                 kept += 1
                 continue
@@ -275,6 +276,22 @@ class Update:
                 out[key] = row_line(key, entries).split("\t", 1)[1].rstrip("\n")
         self.stats["rows as they were"] = kept
         return out
+
+    @staticmethod
+    def as_it_was(value, new, gone, top_k):
+        """Whether yesterday's row ``value`` is today's: no neighbour of it
+        removed, and no new pair (``new``, the added vectors' row for it) that
+        enters it -- a full row of ``top_k`` whose last entry comes before
+        the new row's first (the rows' text looked at, parsed only if need be)."""
+        if gone and any(n in gone for n in neighbours(value)):
+            return False
+        if new is None:
+            return True
+        if top_k is None:
+            return False
+        last, first = last_entry(value), first_entry(new)
+        return (last is not None and first is not None and before(last, first)
+                and value.count('": ') >= top_k)
 
     def write(self, rows, cut):
         tmp = self.committer.tmp

@@ -4,10 +4,10 @@
 :func:`read_additions` the ``--add`` files (vectors in yesterday's input
 format), and :class:`CorpusCut` reads yesterday's corpus once, line by line,
 and writes what the update's runs read: today's corpus (yesterday's lines
-less the removed vectors', then the added lines), the vectors whose rows are
-computed again (queries against today's corpus) and the others (queries
-against the added vectors).  Lines stay as they were written: today's corpus
-is what a user would have given a full run.
+less the removed vectors', then the added lines; every vector of it is a
+query against the added vectors), the vectors whose rows are computed again
+(queries against today's corpus) and the added vectors.  Lines stay as they
+were written: today's corpus is what a user would have given a full run.
 """
 import os
 import uuid
@@ -102,7 +102,7 @@ class CorpusCut:
     def __init__(self, work, fmt, float32, features=False):
         self.work, self.fmt, self.float32 = work, fmt, float32
         self.paths = {name: os.path.join(work, name)
-                      for name in ("corpus", "again", "others", "added")}
+                      for name in ("corpus", "again", "added")}
         self.counts = dict.fromkeys(self.paths, 0)
         self.features = ([], []) if features else None
         self.kept = None
@@ -151,7 +151,8 @@ class CorpusCut:
             self.features[1].append(parsed[1])
         kept.append(key)
         self._put(out, "corpus", line)
-        self._put(out, "again" if key in again else "others", line)
+        if key in again:
+            self._put(out, "again", line)
 
     def _add(self, added, out):
         held = self.kept

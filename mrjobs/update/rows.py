@@ -8,7 +8,9 @@ a row put together from two runs' entries has the bytes a single run writes.
 """
 import json
 
-__all__ = ["read_rows", "parse_row", "merged", "row_line", "RowsError"]
+__all__ = ["read_rows", "parse_row", "merged", "row_line", "RowsError", "neighbours",
+           "first_entry", "last_entry", "before"]
+
 
 
 class RowsError(ValueError):
@@ -32,6 +34,34 @@ def read_rows(lines, where):
                             "(\"<id>\" TAB {...}): %r" % (where, number, line[:80]))
         rows[json.loads(key)] = value
     return rows
+
+
+def neighbours(value):
+    """The neighbour ids of a row's text (ids that are UUIDs: no quote, no escape)."""
+    return value.split('"')[1::2]
+
+
+def first_entry(value):
+    """The first (best) entry of a row's text, ``(id, score text)``, or None."""
+    if len(value) < 3:
+        return None
+    end = value.find(', "')
+    key, _, score = value[1:end if end >= 0 else -1].partition(": ")
+    return key[1:-1], score
+
+
+def last_entry(value):
+    """The last entry of a row's text, ``(id, score text)``, or None."""
+    if len(value) < 3:
+        return None
+    key, _, score = value[value.rfind(', "') + 2 if ', "' in value else 1:-1].partition(": ")
+    return key[1:-1], score
+
+
+def before(a, b):
+    """Whether entry ``a`` comes before entry ``b`` in a row (higher score,
+    or the same score and the smaller id)."""
+    return _order(a) < _order(b)
 
 
 def _order(entry):
