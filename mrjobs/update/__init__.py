@@ -228,16 +228,24 @@ class Update:
     def run_queries(self, cut):
         """The two runs of the job: the rows computed again against today's
         corpus; every other vector against the added ones."""
-        p = cut.paths
-        first = self.run_job([p["corpus"]], p["again"]) if cut.counts["again"] else {}
-        # (every vector as a query: the rows of the first run's are left out after)
-        second = self.run_job([p["added"]], p["corpus"]) if cut.counts["added"] else {}
+        p, n = cut.paths, cut.counts
+        first = second = {}
+        if n["again"]:
+            log.info("update: run 1: %d line(s) of added vectors and rows that lost a "
+                     "neighbour, against today's corpus (%d lines)", n["again"], n["corpus"])
+            first = self.run_job([p["corpus"]], p["again"])
+        if n["added"]:
+            # (every vector as a query: the rows of the first run's are left out after)
+            log.info("update: run 2: today's corpus against the %d line(s) of added vectors",
+                     n["added"])
+            second = self.run_job([p["added"]], p["corpus"])
         return first, second
 
     def run_job(self, inputs, queries):
         """The dot-products job's lines (``{id: value}``) for ``queries``
         against ``inputs``, on the runner given."""
-        job = MRSparseDotProducts(args=self.job_args + option_args(self.options) +
+        quiet = [] if {"-q", "--quiet", "-v", "--verbose"} & set(self.job_args) else ["-q"]
+        job = MRSparseDotProducts(args=self.job_args + quiet + option_args(self.options) +
                                   ["--queries", queries] + inputs)
         out = tempfile.TemporaryFile(dir=self.work)
         job.sandbox(stdout=out, stderr=getattr(sys.stderr, "buffer", sys.stderr))

@@ -18,7 +18,8 @@ run on today's corpus writes, byte for byte, computing only the pairs of the
 changed vectors and the rows that lost a neighbour.  Yesterday's options and
 corpus come from DIR's manifest; a changed vector is one whose id is in
 --remove and whose new lines are in --add.  Any other option (-r RUNNER, -c
-CONF, -q, mrjob's runner options) goes to the dot-products runs."""
+CONF, -v, mrjob's runner options) goes to the dot-products runs, which print
+only lost input unless -v is given."""
 
 
 def parser():
