@@ -94,7 +94,7 @@ def workload(tmp, corpus, change, args, name, log):
                 str(add), "--remove", str(remove), "-o", str(out), "-q"] + RUNNER + work,
                tmp, "update")
     whole = timed([sys.executable, "-m", "mrjobs.dot_products",
-                   str(out / "_corpus" / "part-00000"), "-q",
+                   str(out / "_corpus" / "part-*"), "-q",
                    "-o", str(full), "--measure", "cosine"] + args + RUNNER + work, tmp, "full")
     (up_sha, lines), (full_sha, _) = digest(out), digest(full)
     row = {"name": name, "update_wall_s": up["wall_s"], "update_cpu_s": up["cpu_s"],

@@ -162,7 +162,7 @@ def run_report(step_counters):
                          _n(total.get((DFCUT, POSTINGS_DROPPED), 0)),
                          _n(total.get((DFCUT, PRODUCTS_DROPPED), 0))))
     without = without_output_line(step_counters)
-    if without and without[1]:
+    if without and without[1] > 0:  # (--both-ways: more lines than queries)
         queries, n, ids = without
         lines.append("mrsparse: %s of %s %s got no output line: no neighbour (no feature "
                      "shared with %s, or none left by --threshold or --max-df), or empty, "

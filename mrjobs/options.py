@@ -221,6 +221,10 @@ def add_dot_products_options(job, strategies):
     # path, or by file name where mrjob uploads local files to the cluster)
     job.add_passthru_arg("--queries-match", choices=("path", "name"), default="path",
                           help=argparse.SUPPRESS)
+    # the update run's (mrjobs.update): under --queries, each vector of INPUT
+    # gets a line too, its best among the queries (no id in both families)
+    job.add_passthru_arg("--both-ways", action="store_true", default=False,
+                         help=argparse.SUPPRESS)
     _add_strategy_options(job, strategies)
 
 
@@ -347,6 +351,8 @@ def check_dot_products_options(o, error):
                   "with --strategy %s" % o.strategy if o.strategy == "stripes" else
                   "without --threshold" if o.threshold is None else
                   "with --measure %s" % o.measure, ", ".join(sorted(PRUNABLE))))
+    if o.both_ways and (not o.queries or o.strategy != "blocks"):
+        error("argument --both-ways: needs --queries and --strategy blocks")
     if o.queries and o.include_self:
         error("argument --include-self: does not apply with --queries "
               "(queries and vectors are two families)")

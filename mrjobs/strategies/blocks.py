@@ -325,10 +325,14 @@ class BlocksStrategy:
             n_features, at, ct = feature_columns(rows.feats, cols.feats)
             A, C = rows.matrix(at, n_features), cols.matrix(ct, n_features)
         same = None if diagonal else _same_ids(rows.ids, cols.ids)
+        if same is not None and ctx.both_ways:
+            raise ValueError("--both-ways: a query is also a vector of INPUT (%d in block "
+                             "pair %d, %d): the families must not share an id"
+                             % ((same >= 0).sum(), i, j))
         k = ctx.top_k
         spec = PairSpec(k + 1 if same is not None and k is not None and k < MAX_K else k,
-                        ctx.buffer_entries, diagonal=diagonal,
-                        include_self=ctx.include_self, mirror=not ctx.queries,
+                        ctx.buffer_entries, diagonal=diagonal, include_self=ctx.include_self,
+                        mirror=not ctx.queries or ctx.both_ways,
                         prune="auto" if ctx.prune else "never", merge=True,
                         threads=ctx.threads)
         results = pair_best(A, C, ctx.scorer, spec, stats_a=rows.stats, stats_c=cols.stats,

@@ -32,6 +32,9 @@ class Context:
     top_k, include_self, queries, max_df, blocks
         The options ``--top-k``, ``--include-self``, ``--queries`` (True when
         given), ``--max-df`` and ``--blocks``.
+    both_ways : bool
+        Under ``--queries``, the corpus vectors' rows too (their best among
+        the queries; the update run's ``--both-ways``).
     threads : int
         Threads a block pair's reducer may use (``--pair-threads``).
     prune : bool
@@ -59,6 +62,7 @@ class Context:
     top_k: Optional[int] = None
     include_self: bool = False
     queries: bool = False
+    both_ways: bool = False
     max_df: Optional[int] = None
     blocks: Optional[int] = None
     threads: int = 1

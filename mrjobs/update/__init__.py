@@ -11,13 +11,15 @@ it), checks that ``DIR`` and its corpus are what the manifest says, and:
 2. picks the rows to compute again: the added vectors' and, under
    ``--top-k``, every row that held ``K`` neighbours of which one is
    removed (its K-th place is unknown: the vectors below it were never kept);
-3. runs the dot-products job twice, as ``--queries`` runs on the runner given
-   (``-r``): the rows of 2. against today's corpus, and every vector of
-   today's corpus against the added ones;
-4. merges the second run's pairs into yesterday's rows (less the removed
-   neighbours), keeps the top ``K`` (or all, under ``--threshold``), and
-   writes the rows of 3. and 4. in id order: the lines a full run on today's
-   corpus writes, byte for byte (each score's text is the job's own);
+3. runs the dot-products job twice on the runner given (``-r``): the rows of
+   2. (the added vectors' among them) as ``--queries`` against the other
+   vectors, ``--both-ways`` (each other vector gets its best among them too),
+   and the rows of 2. among themselves;
+4. puts the rows of 2. together from both runs, merges the first run's
+   pairs into each other row of yesterday (less its removed neighbours),
+   keeps the top ``K`` (or all, under ``--threshold``), and writes the rows
+   in id order: the lines a full run on today's corpus writes, byte for byte
+   (each score's text is the job's own);
 5. commits ``NEW`` as a run does (:mod:`mrjobs.runtime.commit`), with
    today's corpus in ``NEW/_corpus/`` and a manifest naming it, so that
    tomorrow's update starts from ``NEW``.  ``DIR`` is only read.
@@ -47,7 +49,7 @@ from mrjobs.runtime.manifest import (check_inputs, check_output, output_files, r
                                      write_manifest)
 from mrjobs.update.changes import CorpusCut, read_additions, read_removals
 from mrjobs.update.rows import (before, first_entry, last_entry, merged, neighbours, parse_row,
-                                read_rows, row_line)
+                                read_rows, row_text)
 
 __all__ = ["Update", "option_args", "REFUSED"]
 
@@ -187,14 +189,14 @@ class Update:
         rows = read_rows(self.previous_lines(), self.previous)
         gone = {_uuid_text(k) for k in removed}
         again = self.rows_again(rows, gone)
+        self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
+                      "rows computed again": len(again)}
         cut = CorpusCut(self.work, o["input_format"], o["float32"],
                         features=o.get("num_features") is not None)
         cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
         if cut.features is not None:
             self.check_features(cut)
         ran = self.run_queries(cut)
-        self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
-                      "rows computed again": len(again), "corpus lines": cut.counts["corpus"]}
         out = self.merge(rows, gone, again | {_uuid_text(k) for k, _ in added}, *ran)
         self.write(out, cut)
 
@@ -230,23 +232,22 @@ class Update:
         corpus; every other vector against the added ones."""
         p, n = cut.paths, cut.counts
         first = second = {}
-        if n["again"]:
+        if n["again"] and n["rest"]:
             log.info("update: run 1: %d line(s) of added vectors and rows that lost a "
-                     "neighbour, against today's corpus (%d lines)", n["again"], n["corpus"])
-            first = self.run_job([p["corpus"]], p["again"])
-        if n["added"]:
-            # (every vector as a query: the rows of the first run's are left out after)
-            log.info("update: run 2: today's corpus against the %d line(s) of added vectors",
-                     n["added"])
-            second = self.run_job([p["added"]], p["corpus"])
+                     "neighbour against the %d other lines, both ways", n["again"], n["rest"])
+            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways"])
+        if n["again"]:
+            log.info("update: run 2: those %d line(s) among themselves", n["again"])
+            second = self.run_job([p["again"]])
         return first, second
 
-    def run_job(self, inputs, queries):
-        """The dot-products job's lines (``{id: value}``) for ``queries``
-        against ``inputs``, on the runner given."""
+    def run_job(self, args):
+        """The dot-products job's lines (``{id: value}``) of a run with
+        ``args`` (inputs, --queries) besides yesterday's options, on the
+        runner given."""
         quiet = [] if {"-q", "--quiet", "-v", "--verbose"} & set(self.job_args) else ["-q"]
         job = MRSparseDotProducts(args=self.job_args + quiet + option_args(self.options) +
-                                  ["--queries", queries] + inputs)
+                                  args)
         out = tempfile.TemporaryFile(dir=self.work)
         job.sandbox(stdout=out, stderr=getattr(sys.stderr, "buffer", sys.stderr))
         loggers = [logging.getLogger(n) for n in ("mrjobs", "mrjob", "__main__")]
@@ -264,24 +265,30 @@ class Update:
         return rows
 
     def merge(self, rows, gone, again, first, second):
-        """Today's rows ``{id: value text}``: ``first``'s for the vectors of
-        ``again`` (added ones included), the others merged."""
+        """Today's rows ``{id: value text}``: for the vectors of ``again``
+        (added ones included) their pairs of both runs; for the others
+        yesterday's row merged with their pairs of the first run."""
         top_k = self.options["top_k"]
-        out = dict(first)
+        out = {}
+        for key in again:
+            entries = parse_row(first.get(key, "{}")) + parse_row(second.get(key, "{}"))
+            if entries:
+                out[key] = row_text(merged(entries, top_k))
         kept = 0
-        for key in set(rows) | set(second):
+        for key in set(rows) | set(first):
             if key in gone or key in again:
                 continue
-            value = rows.get(key)
-            new = second.get(key)
+            value, new = rows.get(key), first.get(key)
             if value is not None and self.as_it_was(value, new, gone, top_k):
                 out[key] = value
                 kept += 1
                 continue
-            entries = [e for e in parse_row(value or "{}") if e[0] not in gone]
-            entries = merged(entries + parse_row(new or "{}"), top_k)
+            entries = {n: s for n, s in parse_row(value or "{}") if n not in gone}
+            for n, s in parse_row(new or "{}"):  # (a vector of again: in both, same score)
+                entries.setdefault(n, s)
+            entries = merged(list(entries.items()), top_k)
             if entries:
-                out[key] = row_line(key, entries).split("\t", 1)[1].rstrip("\n")
+                out[key] = row_text(entries)
         self.stats["rows as they were"] = kept
         return out
 
@@ -307,10 +314,13 @@ class Update:
         with open(os.path.join(tmp, "part-00000"), "w", encoding="utf-8") as f:
             for key in sorted(rows):
                 f.write("%s\t%s\n" % (json.dumps(key), rows[key]))
-        corpus = os.path.join(tmp, "_corpus", "part-00000")
-        shutil.move(cut.paths["corpus"], corpus)
+        corpus = []
+        for name in ("rest", "again"):
+            path = os.path.join(tmp, "_corpus", os.path.basename(cut.paths[name]))
+            shutil.move(cut.paths[name], path)
+            corpus.append(path)
+        self.stats["output lines"] = len(rows)
         write_manifest(tmp, {"job": "dot_products", "version": version(),
                              "options": self.options,
                              "update": dict(self.stats, previous=os.path.abspath(
-                                 self.previous))}, [corpus])
-        self.stats["output lines"] = len(rows)
+                                 self.previous))}, corpus)

@@ -3,11 +3,12 @@
 :func:`read_removals` reads ``--remove`` files (one id a line),
 :func:`read_additions` the ``--add`` files (vectors in yesterday's input
 format), and :class:`CorpusCut` reads yesterday's corpus once, line by line,
-and writes what the update's runs read: today's corpus (yesterday's lines
-less the removed vectors', then the added lines; every vector of it is a
-query against the added vectors), the vectors whose rows are computed again
-(queries against today's corpus) and the added vectors.  Lines stay as they
-were written: today's corpus is what a user would have given a full run.
+and writes today's corpus in two files, which the update's runs read:
+``part-00000``, yesterday's lines less the removed vectors' and less those of
+the rows computed again; ``part-00001``, the lines of the rows computed
+again, then the added lines.  Lines stay as they were written (the lines of a
+vector stay together, in their order): today's corpus is what a user would
+give a full run.
 """
 import os
 import uuid
@@ -88,10 +89,9 @@ class CorpusCut:
     Parameters
     ----------
     work : str
-        The directory to write into: ``corpus`` (today's corpus), ``again``
-        (the vectors whose rows are computed again, and the added ones),
-        ``others`` (the vectors whose rows gain only the added vectors'
-        pairs), ``added`` (the added vectors).
+        The directory to write into: ``part-00000`` (``rest``: the vectors
+        whose rows are merged) and ``part-00001`` (``again``: those whose
+        rows are computed again, the added ones last): today's corpus.
     fmt, float32
         Yesterday's ``--input-format`` and ``--float32``.
     features : bool
@@ -101,8 +101,8 @@ class CorpusCut:
 
     def __init__(self, work, fmt, float32, features=False):
         self.work, self.fmt, self.float32 = work, fmt, float32
-        self.paths = {name: os.path.join(work, name)
-                      for name in ("corpus", "again", "added")}
+        self.paths = {"rest": os.path.join(work, "part-00000"),
+                      "again": os.path.join(work, "part-00001")}
         self.counts = dict.fromkeys(self.paths, 0)
         self.features = ([], []) if features else None
         self.kept = None
@@ -137,7 +137,7 @@ class CorpusCut:
         except InputError:
             parsed = None  # a bad line stays one: skipped and counted by every run
             if line.strip():
-                self._put(out, "corpus", line)
+                self._put(out, "rest", line)
             return
         if parsed is None:
             return
@@ -150,9 +150,7 @@ class CorpusCut:
         if self.features is not None:
             self.features[1].append(parsed[1])
         kept.append(key)
-        self._put(out, "corpus", line)
-        if key in again:
-            self._put(out, "again", line)
+        self._put(out, "again" if key in again else "rest", line)
 
     def _add(self, added, out):
         held = self.kept
@@ -165,8 +163,7 @@ class CorpusCut:
                     "lines" % vector_id(key))
             if self.features is not None:
                 self.features[1].append(parse_vector(line, self.fmt, self.float32)[1])
-            for name in ("corpus", "again", "added"):
-                self._put(out, name, line)
+            self._put(out, "again", line)
 
     def _put(self, out, name, line):
         out[name].write(line + b"\n")

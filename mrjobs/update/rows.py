@@ -4,11 +4,11 @@ A row is a line ``"<id>" TAB {"<id>": score, ...}``, best first (ties by the
 smaller id).  :func:`read_rows` reads lines into ``{id: entries}``, each
 entry ``(neighbour id, score text)``: the score's text is kept as written, so
 a row put together from two runs' entries has the bytes a single run writes.
-:func:`merged` puts a row together, :func:`row_line` writes it.
+:func:`merged` puts a row together, :func:`row_text` writes it.
 """
 import json
 
-__all__ = ["read_rows", "parse_row", "merged", "row_line", "RowsError", "neighbours",
+__all__ = ["read_rows", "parse_row", "merged", "row_text", "RowsError", "neighbours",
            "first_entry", "last_entry", "before"]
 
 
@@ -75,7 +75,6 @@ def merged(entries, top_k):
     return entries if top_k is None else entries[:top_k]
 
 
-def row_line(key, entries):
-    """The output line of ``key``'s row ``entries``, as the job writes it."""
-    return "%s\t{%s}\n" % (json.dumps(key), ", ".join(
-        "%s: %s" % (json.dumps(n), s) for n, s in entries))
+def row_text(entries):
+    """The value of a row of ``entries``, as the job writes it."""
+    return "{%s}" % ", ".join("%s: %s" % (json.dumps(n), s) for n, s in entries)

@@ -139,6 +139,27 @@ def test_queries_of_the_corpus_own_vectors_get_the_self_joins_rows(tmp_path, arg
         assert got and all(full[key] == row for key, row in got), blocks
 
 
+@pytest.mark.parametrize("args", [["--top-k", "3"], ["--threshold", "0.2"]])
+def test_both_ways_gives_each_familys_rows_against_the_other(tmp_path, args):
+    """--both-ways (the update run's): the queries' rows against the corpus and
+    the corpus vectors' rows against the queries, the bytes of two --queries
+    runs; refused where a query is also in the corpus."""
+    lines = corpus(n=90, fpv=3, vocab=30, seed=8)
+    q = tmp_path / "queries.jsonl"
+    q.write_text("\n".join(lines[:20]) + "\n")
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("\n".join(lines[20:]) + "\n")
+    base = ["--measure", "cosine"] + args
+    one = run(base + ["--queries", str(q)], None, input_paths=[str(rest)]).output
+    other = run(base + ["--queries", str(rest)], None, input_paths=[str(q)]).output
+    for blocks in ("1", "3"):
+        both = run(base + ["--queries", str(q), "--both-ways", "--blocks", blocks], None,
+                   input_paths=[str(rest)]).output
+        assert sorted(both) == sorted(one + other) and one and other
+    with pytest.raises(Exception, match="the families must not share an id"):
+        run(base + ["--queries", str(q), "--both-ways"], lines)
+
+
 def test_duplicate_vector_lines_are_merged_before_any_statistic():
     f = [uuid.UUID(int=100 + i) for i in range(3)]
     a, b = uuid.UUID(int=1), uuid.UUID(int=2)
