@@ -65,6 +65,10 @@ REFUSED = {
     "output_format": "--output-format compact is not updated yet",
 }
 _DEFAULTS = {"include_self": False, "ids": "uuid", "output_format": "json"}
+#: the share of today's rows computed again above which one full run of the
+#: job does the update (their products against the corpus, with the rows of
+#: every other vector, would cost more: ~2 * share of a full run's products)
+WHOLE_SHARE = 0.4
 
 
 def option_args(options):
@@ -196,8 +200,16 @@ class Update:
         cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
         if cut.features is not None:
             self.check_features(cut)
-        ran = self.run_queries(cut)
-        out = self.merge(rows, gone, again | {_uuid_text(k) for k, _ in added}, *ran)
+        fresh = again | {_uuid_text(k) for k, _ in added}
+        share = len(fresh) / max(1, len(cut.kept) - len(again) + len(fresh))
+        if share > WHOLE_SHARE:
+            # the rows to compute again are most of the corpus: their products
+            # against it cost more than a full run's, which gives the same lines
+            log.info("update: %.0f%% of today's rows are computed again: one run of the job "
+                     "on today's corpus instead", 100 * share)
+            out = self.run_job([cut.paths["rest"], cut.paths["again"]])
+        else:
+            out = self.merge(rows, gone, fresh, *self.run_queries(cut))
         self.write(out, cut)
 
     def previous_lines(self):

@@ -3,8 +3,6 @@ import argparse
 import logging
 import sys
 
-from mrjob.util import log_to_null, log_to_stream
-
 from mrjobs import options
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.signals import catch_stop_signals
@@ -45,13 +43,26 @@ def parser():
 
 
 def main(argv=None):
+    """The command; its exit status."""
     args, rest = parser().parse_known_args(argv)
     if args.quiet:
         rest = rest + ["-q"]
-        log_to_null(name="mrjobs.update")
-    else:
-        log_to_stream(name="mrjobs.update", stream=sys.stderr, debug="-v" in rest)
     log = logging.getLogger("mrjobs.update")
+    saved = list(log.handlers), log.level, log.propagate
+    handler = logging.NullHandler() if args.quiet else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.handlers[:] = [handler]
+    log.setLevel(logging.DEBUG if "-v" in rest else logging.INFO)
+    log.propagate = False
+    try:
+        return _update(args, rest, log)
+    finally:
+        log.handlers[:] = saved[0]
+        log.setLevel(saved[1])
+        log.propagate = saved[2]
+
+
+def _update(args, rest, log):
     update = Update(args.previous, args.output_dir, args.add, args.remove, rest,
                     corpus=args.corpus, overwrite=args.overwrite_output)
     restore = catch_stop_signals()
@@ -66,8 +77,7 @@ def main(argv=None):
         return 128 + signum
     finally:
         restore()
-    log.info("update: %s", ", ".join("%s %s" % (v, k) for k, v in stats.items()
-                                     if k != "corpus lines"))
+    log.info("update: %s", ", ".join("%s %s" % (v, k) for k, v in stats.items()))
     return 0
 
 

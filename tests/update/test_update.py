@@ -187,6 +187,17 @@ def test_drawn_change_sets_give_the_full_runs_bytes(tmp_path_factory, data, top,
     assert got == want
 
 
+def test_an_update_that_changes_most_rows_is_one_full_run(tmp_path, capsys):
+    day = Day(tmp_path, *split_day(LINES, 150, 40, 0, seed=6))
+    args = ["--measure", "cosine", "--top-k", "4"]
+    prev, out = tmp_path / "prev", tmp_path / "out"
+    full_run(day.yesterday, args, prev)
+    assert update_main(day.update_args(prev, out)[:-1]) == 0  # (not -q: its log)
+    assert "are computed again: one run of the job on today's corpus instead" in (
+        capsys.readouterr().err)
+    assert output_bytes(out) == full_run(day.today, args)
+
+
 def test_loglikelihood_updates_while_the_features_stay_and_is_refused_else(tmp_path, capsys):
     lines, add, remove = split_day(LINES, 0, 3, 0, seed=1)
     base = ["--measure", "loglikelihood", "--top-k", "3"]
