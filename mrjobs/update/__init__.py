@@ -212,6 +212,38 @@ class Update:
             out = self.merge(rows, gone, fresh, *self.run_queries(cut))
         self.write(out, cut)
 
+    def plan(self):
+        """The update's runs planned by the planner (:mod:`mrjobs.plan`) beside a
+        full run on today's corpus, without running them: a list of
+        ``(what, plan dict)``; the corpus is cut (into a temporary place) to
+        know the rows to compute again."""
+        from mrjobs.plan.cli import options_for_job, plan
+        corpus = self.check()
+        self.work = tempfile.mkdtemp(prefix="mrsparse-update-plan-")
+        try:
+            o = self.options
+            removed = read_removals(self.remove)
+            added = read_additions(self.add, o["input_format"], o["float32"])
+            rows = read_rows(self.previous_lines(), self.previous)
+            again = self.rows_again(rows, {_uuid_text(k) for k in removed})
+            cut = CorpusCut(self.work, o["input_format"], o["float32"])
+            cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
+            p, n = cut.paths, cut.counts
+            runs = [("a full run on today's corpus", [p["rest"], p["again"]])]
+            if n["again"] and n["rest"]:
+                runs.append(("update run 1, both ways", [p["rest"], "--queries", p["again"],
+                                                         "--both-ways"]))
+            if n["again"]:
+                runs.append(("update run 2", [p["again"]]))
+            out = []
+            for what, args in runs:
+                job = MRSparseDotProducts(args=self.job_args + option_args(o) + args)
+                inputs = [a for a in job.options.args]
+                out.append((what, plan(options_for_job(job.options, inputs), False)))
+            return out
+        finally:
+            shutil.rmtree(self.work, ignore_errors=True)
+
     def previous_lines(self):
         for name in output_files(self.previous):
             with open(os.path.join(self.previous, name), encoding="utf-8") as f:

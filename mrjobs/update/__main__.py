@@ -37,6 +37,9 @@ def parser():
                          "order), if they moved; their bytes are checked")
     ap.add_argument("--overwrite-output", action="store_true",
                     help="replace what is in a non-empty --output-dir")
+    ap.add_argument("--plan", action="store_true",
+                    help="print what the update's runs and a full run on today's corpus "
+                         "would cost (python -m mrjobs.plan's model), and run nothing")
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="print nothing but errors (the runs get -q too)")
     return ap
@@ -67,6 +70,9 @@ def _update(args, rest, log):
                     corpus=args.corpus, overwrite=args.overwrite_output)
     restore = catch_stop_signals()
     try:
+        if args.plan:
+            print_plan(update.plan())
+            return 0
         stats = update.run()
     except JobError as e:
         sys.stderr.write("mrsparse: error: %s\n" % (e,))
@@ -79,6 +85,20 @@ def _update(args, rest, log):
         restore()
     log.info("update: %s", ", ".join("%s %s" % (v, k) for k, v in stats.items()))
     return 0
+
+
+def print_plan(plans):
+    """The plans of :meth:`Update.plan` as a table, the update's sum against
+    the full run's."""
+    print("%-28s %10s %10s %14s" % ("run", "CPU s", "wall s", "products"))
+    for what, e in plans:
+        print("%-28s %10.1f %10.1f %14.3g" % (what, e["cpu_s"], e["wall_s"],
+                                               e["products_computed"]))
+    full, runs = plans[0][1], [e for _, e in plans[1:]]
+    cpu = sum(e["cpu_s"] for e in runs)
+    print("the update: %.1f s CPU, %.1f s wall: %.0f%% of a full run's CPU (the planner does "
+          "not model the rows --both-ways adds, nor the update's own reading and merging)"
+          % (cpu, sum(e["wall_s"] for e in runs), 100 * cpu / max(full["cpu_s"], 1e-9)))
 
 
 if __name__ == "__main__":

@@ -132,6 +132,10 @@ class CorpusCut:
                 f.close()
 
     def _take(self, line, removed, again, seen, kept, out):
+        key = self._quick_id(line)
+        if key is not None:
+            self._keep(key, line, removed, again, seen, kept, out)
+            return
         try:
             parsed = parse_vector(line, self.fmt, self.float32)
         except InputError:
@@ -144,13 +148,29 @@ class CorpusCut:
         key = bytes(parsed[0])
         if self.features is not None:
             self.features[0].append(parsed[1])
+        if self.features is not None and key not in removed:
+            self.features[1].append(parsed[1])
+        self._keep(key, line, removed, again, seen, kept, out)
+
+    def _keep(self, key, line, removed, again, seen, kept, out):
         if key in removed:
             seen.add(key)
             return
-        if self.features is not None:
-            self.features[1].append(parsed[1])
         kept.append(key)
         self._put(out, "again" if key in again else "rest", line)
+
+    def _quick_id(self, line):
+        """The id of a JSON line that begins ``{"id": "<uuid>"`` and names no
+        other "id" (what the job reads as its id), or None: the line is then
+        parsed whole (as it is where the features are counted)."""
+        if (self.features is not None or self.fmt not in ("json", "auto")
+                or not line.startswith(b'{"id": "') or line[44:45] != b'"'
+                or line.count(b'"id"') != 1):
+            return None
+        try:
+            return uuid.UUID(line[8:44].decode("ascii")).bytes
+        except ValueError:
+            return None
 
     def _add(self, added, out):
         held = self.kept

@@ -198,6 +198,22 @@ def test_an_update_that_changes_most_rows_is_one_full_run(tmp_path, capsys):
     assert output_bytes(out) == full_run(day.today, args)
 
 
+def test_the_plan_weighs_the_update_against_a_full_run_and_runs_nothing(tmp_path, capsys):
+    day = Day(tmp_path, *split_day(LINES, 5, 3, 1, seed=12))
+    prev = tmp_path / "prev"
+    full_run(day.yesterday, ["--measure", "cosine", "--top-k", "4"], prev)
+    capsys.readouterr()
+    assert update_main(day.update_args(prev, tmp_path / "out") + ["--plan"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {l[:28].strip(): float(l.split()[-1]) for l in lines[1:-1]}
+    assert set(rows) == {"a full run on today's corpus", "update run 1, both ways",
+                         "update run 2"}
+    assert rows["update run 1, both ways"] + rows["update run 2"] < rows[
+        "a full run on today's corpus"]
+    assert lines[-1].startswith("the update: ") and not (tmp_path / "out").exists()
+    assert not [n for n in os.listdir(tmp_path) if "mrsparse" in n]
+
+
 def test_loglikelihood_updates_while_the_features_stay_and_is_refused_else(tmp_path, capsys):
     lines, add, remove = split_day(LINES, 0, 3, 0, seed=1)
     base = ["--measure", "loglikelihood", "--top-k", "3"]
