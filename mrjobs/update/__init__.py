@@ -120,9 +120,10 @@ class Update:
 
     # -- before any work ------------------------------------------------------
 
-    def check(self):
-        """Everything that can be refused before the work; returns the corpus
-        files, and sets ``manifest`` and ``options``."""
+    def check(self, places=True):
+        """Everything that can be refused before the work (``places``: the
+        output's place too); returns the corpus files, and sets ``manifest``
+        and ``options``."""
         self.manifest = manifest = read_manifest(self.previous)
         if manifest.get("job") != "dot_products":
             raise JobError("%s is the output of %s, not of the dot-products job: only its "
@@ -133,7 +134,8 @@ class Update:
                 raise JobError("%s was made with %s: %s; run the job whole"
                                % (self.previous, "--" + name.replace("_", "-"), why))
         self.check_given_options()
-        self.check_places()
+        if places:
+            self.check_places()
         check_output(self.previous, manifest)
         return check_inputs(self.previous, manifest, self.corpus)
 
@@ -218,7 +220,7 @@ class Update:
         ``(what, plan dict)``; the corpus is cut (into a temporary place) to
         know the rows to compute again."""
         from mrjobs.plan.cli import options_for_job, plan
-        corpus = self.check()
+        corpus = self.check(places=False)
         self.work = tempfile.mkdtemp(prefix="mrsparse-update-plan-")
         try:
             o = self.options

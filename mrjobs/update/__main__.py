@@ -9,6 +9,7 @@ from mrjobs.runtime.signals import catch_stop_signals
 from mrjobs.update import Update
 
 USAGE = """%(prog)s --previous DIR [--add PATH] [--remove PATH] --output-dir NEW [options]
+       %(prog)s --previous DIR [--add PATH] [--remove PATH] --plan [options]
 
 Update yesterday's neighbours (the --output-dir DIR of a dot-products run, or
 of an earlier update) for added, removed and changed vectors: the lines a full
@@ -30,8 +31,9 @@ def parser():
                          "format); repeatable")
     ap.add_argument("--remove", action="append", default=[], metavar="PATH",
                     help="ids to remove, one a line; repeatable")
-    ap.add_argument("-o", "--output-dir", required=True, metavar="NEW",
-                    help="where today's output goes (a new directory; never DIR)")
+    ap.add_argument("-o", "--output-dir", metavar="NEW",
+                    help="where today's output goes (a new directory; never DIR); needed "
+                         "but with --plan")
     ap.add_argument("--corpus", action="append", default=None, metavar="PATH",
                     help="yesterday's input files where they are now (in the manifest's "
                          "order), if they moved; their bytes are checked")
@@ -47,7 +49,10 @@ def parser():
 
 def main(argv=None):
     """The command; its exit status."""
-    args, rest = parser().parse_known_args(argv)
+    ap = parser()
+    args, rest = ap.parse_known_args(argv)
+    if not args.output_dir and not args.plan:
+        ap.error("the following arguments are required: -o/--output-dir")
     if args.quiet:
         rest = rest + ["-q"]
     log = logging.getLogger("mrjobs.update")

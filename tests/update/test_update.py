@@ -203,7 +203,8 @@ def test_the_plan_weighs_the_update_against_a_full_run_and_runs_nothing(tmp_path
     prev = tmp_path / "prev"
     full_run(day.yesterday, ["--measure", "cosine", "--top-k", "4"], prev)
     capsys.readouterr()
-    assert update_main(day.update_args(prev, tmp_path / "out") + ["--plan"]) == 0
+    args = day.update_args(prev, tmp_path / "out")
+    assert update_main(args[:args.index("-o")] + ["--plan"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = {l[:28].strip(): float(l.split()[-1]) for l in lines[1:-1]}
     assert set(rows) == {"a full run on today's corpus", "update run 1, both ways",
