@@ -225,6 +225,9 @@ def add_dot_products_options(job, strategies):
     # gets a line too, its best among the queries (no id in both families)
     job.add_passthru_arg("--both-ways", action="store_true", default=False,
                          help=argparse.SUPPRESS)
+    # with it, under --top-k: a file of (16-byte id, float64 floor) records,
+    # sorted by id; a vector of INPUT keeps only the pairs at or above its floor
+    job.add_file_arg("--floors", default=None, help=argparse.SUPPRESS)
     _add_strategy_options(job, strategies)
 
 
@@ -353,6 +356,8 @@ def check_dot_products_options(o, error):
                   "with --measure %s" % o.measure, ", ".join(sorted(PRUNABLE))))
     if o.both_ways and (not o.queries or o.strategy != "blocks"):
         error("argument --both-ways: needs --queries and --strategy blocks")
+    if o.floors and not (o.both_ways and o.top_k):
+        error("argument --floors: needs --both-ways and --top-k")
     if o.queries and o.include_self:
         error("argument --include-self: does not apply with --queries "
               "(queries and vectors are two families)")

@@ -85,8 +85,10 @@ from mrjobs.strategies.contract import Step, by_family
 
 #: the largest k the kernels take (a C int; --top-k's own limit)
 MAX_K = 2**31 - 1
+#: a record of the ``--floors`` file: a vector's id and its floor
+FLOOR_DTYPE = np.dtype([("id", "S16"), ("floor", "<f8")])
 
-__all__ = ["BlocksStrategy"]
+__all__ = ["BlocksStrategy", "FLOOR_DTYPE"]
 
 def _gather(lengths, perm):
     """Entry indices that put vectors in the order ``perm``."""
@@ -339,11 +341,25 @@ class BlocksStrategy:
                             progress=None if status is None else status.pair_products)
         if same is not None:
             results = _without_self(results, same, k)
+        if ctx.floors is not None:
+            results = _above_floors(results, self._floors_of(cols.ids))
         work = yield from self._emit_all(results, rows, cols)
         for name, n in ((BLOCK_PAIRS, 1), (PRODUCTS_COMPUTED, work.products),
                         (ROWS_PRUNED, work.rows_pruned), (COLUMNS_PRUNED, work.columns_pruned),
                         (CELLS_PRUNED, work.cells_pruned), (BLOCK_PAIRS_PRUNED, work.pair_pruned)):
             ctx.counts.add(WORK, name, n)
+
+    def _floors_of(self, ids):
+        """The floors (``--floors``) of the vectors ``ids``; -inf where none."""
+        table = getattr(self, "_floor_table", None)
+        if table is None:
+            table = self._floor_table = np.fromfile(self.ctx.floors, FLOOR_DTYPE)
+        at = np.searchsorted(table["id"], ids)
+        found = at < table.shape[0]
+        found[found] = table["id"][at[found]] == ids[found]
+        out = np.full(len(ids), -np.inf)
+        out[found] = table["floor"][at[found]]
+        return out
 
     def _side(self, parts, cut, i, j, side):
         """The :class:`_Side` of a pair's records of one side, or None.  In
@@ -410,6 +426,22 @@ def _same_ids(row_ids, col_ids):
     same = np.full(len(row_ids), -1, np.int64)
     same[ri] = ci
     return same
+
+
+def _above_floors(results, floors):
+    """The kernel's ``results`` less the columns' candidates below their
+    ``floors`` (a margin below: scores carried as float32 round; the rows put
+    together later decide ties exactly).  Returns the kernel's return value."""
+    margin = np.abs(floors) * 1e-6
+    while True:
+        try:
+            direction, groups, others, scores = next(results)
+        except StopIteration as done:
+            return done.value
+        if direction != ROWS:
+            keep = scores >= floors[groups] - margin[groups]
+            groups, others, scores = groups[keep], others[keep], scores[keep]
+        yield direction, groups, others, scores
 
 
 def _without_self(results, same, k):

@@ -35,6 +35,9 @@ class Context:
     both_ways : bool
         Under ``--queries``, the corpus vectors' rows too (their best among
         the queries; the update run's ``--both-ways``).
+    floors : str, optional
+        With ``both_ways`` and ``top_k``: a file of the corpus vectors'
+        floors (``--floors``, :data:`mrjobs.strategies.blocks.FLOOR_DTYPE`).
     threads : int
         Threads a block pair's reducer may use (``--pair-threads``).
     prune : bool
@@ -63,6 +66,7 @@ class Context:
     include_self: bool = False
     queries: bool = False
     both_ways: bool = False
+    floors: Optional[str] = None
     max_df: Optional[int] = None
     blocks: Optional[int] = None
     threads: int = 1

@@ -41,12 +41,15 @@ import sys
 import tempfile
 import uuid
 
+import numpy as np
+
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.options import RESULT_OPTIONS, version
 from mrjobs.runtime.commit import OutputCommitter, OutputConflict
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.manifest import (check_inputs, check_output, output_files, read_manifest,
                                      write_manifest)
+from mrjobs.strategies.blocks import FLOOR_DTYPE
 from mrjobs.update.changes import CorpusCut, read_additions, read_removals
 from mrjobs.update.rows import (before, first_entry, last_entry, merged, neighbours, parse_row,
                                 read_rows, row_text)
@@ -211,7 +214,7 @@ class Update:
                      "on today's corpus instead", 100 * share)
             out = self.run_job([cut.paths["rest"], cut.paths["again"]])
         else:
-            out = self.merge(rows, gone, fresh, *self.run_queries(cut))
+            out = self.merge(rows, gone, fresh, *self.run_queries(cut, rows, gone, fresh))
         self.write(out, cut)
 
     def plan(self):
@@ -273,19 +276,46 @@ class Update:
                 "features: %d yesterday, %d today, so every score changes; run the job "
                 "whole with --num-features %d" % (self.options["measure"], then, now, now))
 
-    def run_queries(self, cut):
-        """The two runs of the job: the rows computed again against today's
-        corpus; every other vector against the added ones."""
+    def run_queries(self, cut, rows, gone, fresh):
+        """The two runs of the job: the rows computed again (``fresh``) against
+        the other vectors, both ways, each other vector's pairs kept from its
+        floor (``--floors``, under ``--top-k``: its K-th score of yesterday
+        where its row was full, no neighbour of it removed); those rows among
+        themselves."""
         p, n = cut.paths, cut.counts
         first = second = {}
         if n["again"] and n["rest"]:
             log.info("update: run 1: %d line(s) of added vectors and rows that lost a "
                      "neighbour against the %d other lines, both ways", n["again"], n["rest"])
-            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways"])
+            floors = self.write_floors(rows, gone, fresh)
+            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways"] + (
+                ["--floors", floors] if floors else []))
         if n["again"]:
             log.info("update: run 2: those %d line(s) among themselves", n["again"])
             second = self.run_job([p["again"]])
         return first, second
+
+    def write_floors(self, rows, gone, fresh):
+        """The ``--floors`` file of run 1 (None without ``--top-k``): for each
+        full row of yesterday not computed again and without a removed
+        neighbour, its last score (a pair below it cannot enter the row)."""
+        k = self.options["top_k"]
+        if k is None:
+            return None
+        keys, floors = [], []
+        for key, value in rows.items():
+            if key in fresh or key in gone or value.count('": ') < k:
+                continue
+            if gone and any(n in gone for n in neighbours(value)):
+                continue
+            keys.append(uuid.UUID(key).bytes)
+            floors.append(float(last_entry(value)[1]))
+        table = np.empty(len(keys), FLOOR_DTYPE)
+        table["id"], table["floor"] = keys, floors
+        table.sort(order="id")
+        path = os.path.join(self.work, "floors")
+        table.tofile(path)
+        return path
 
     def run_job(self, args):
         """The dot-products job's lines (``{id: value}``) of a run with

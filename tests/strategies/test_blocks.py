@@ -160,6 +160,36 @@ def test_both_ways_gives_each_familys_rows_against_the_other(tmp_path, args):
         run(base + ["--queries", str(q), "--both-ways"], lines)
 
 
+def test_floors_keep_a_corpus_vectors_pairs_from_its_floor(tmp_path):
+    """--floors (with --both-ways, --top-k): a corpus vector keeps only its
+    pairs at or above its floor; the queries' rows are as without."""
+    import uuid as _uuid
+    from mrjobs.strategies.blocks import FLOOR_DTYPE
+    lines = corpus(n=90, fpv=3, vocab=30, seed=8)
+    q, rest = tmp_path / "q.jsonl", tmp_path / "rest.jsonl"
+    q.write_text("\n".join(lines[:20]) + "\n")
+    rest.write_text("\n".join(lines[20:]) + "\n")
+    base = ["--measure", "cosine", "--top-k", "3", "--queries", str(q), "--both-ways"]
+    both = dict(run(base, None, input_paths=[str(rest)]).output)
+    queries = {k for k, _ in run(["--measure", "cosine", "--top-k", "3", "--queries", str(q)],
+                                 None, input_paths=[str(rest)]).output}
+    # each corpus vector's floor: its second best score among the queries
+    table = np.array([(k.bytes, sorted(row.values())[-2] if len(row) > 1 else np.inf)
+                      for k, row in both.items() if k not in queries], FLOOR_DTYPE)
+    table.sort(order="id")
+    path = tmp_path / "floors"
+    table.tofile(str(path))
+    got = dict(run(base + ["--floors", str(path)], None, input_paths=[str(rest)]).output)
+    assert {k: both[k] for k in queries} == {k: got[k] for k in queries}
+    dropped = 0
+    for rec in table:
+        key = _uuid.UUID(bytes=rec["id"].ljust(16, b"\0"))
+        want = {n: s for n, s in both[key].items() if s >= rec["floor"]}
+        assert got.get(key, {}) == want
+        dropped += len(both[key]) - len(want)
+    assert dropped > len(table)
+
+
 def test_duplicate_vector_lines_are_merged_before_any_statistic():
     f = [uuid.UUID(int=100 + i) for i in range(3)]
     a, b = uuid.UUID(int=1), uuid.UUID(int=2)
