@@ -129,7 +129,7 @@ def test_a_tmpfs_of_its_own_is_refused_as_a_mount_point(tmp_path, own_tmpfs):
                            str(mnt / "output")], env=dict(os.environ, PYTHONPATH=REPO),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(os.listdir(mnt / "output")) == ["_SUCCESS", "part-00000"]
+    assert sorted(os.listdir(mnt / "output")) == ["_MANIFEST.json", "_SUCCESS", "part-00000"]
 
 
 # -- parents where nothing can be made -----------------------------------------
@@ -189,4 +189,4 @@ def test_a_writable_location_leaves_no_probe_behind(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert sorted(os.listdir(tmp_path)) == ["out"]
-    assert sorted(os.listdir(out)) == ["_SUCCESS", "part-00000"]
+    assert sorted(os.listdir(out)) == ["_MANIFEST.json", "_SUCCESS", "part-00000"]
