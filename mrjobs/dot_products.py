@@ -54,9 +54,9 @@ from mrjob.step import MRStep
 
 from mrcodecs.jobwire import Stripe
 from mrjobs.job import JobError, SparseJob, input_file, input_kind
-from mrjobs.options import (RESULT_OPTIONS, add_dot_products_options,
-                            check_blocks_against_lines, check_dot_products_options,
-                            dot_products_memory_advice, version)
+from mrjobs.options import (add_dot_products_options, check_blocks_against_lines,
+                            check_dot_products_options, dot_products_memory_advice,
+                            result_manifest)
 from mrjobs.strategies.containers import block_entries_for, reducer_memory_mb
 from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, bytes_per_entry, data_first_line,
                                      default_blocks, df_cut_form, input_data_bytes,
@@ -107,9 +107,7 @@ class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
         return [("--queries", q)] if q else []
 
     def manifest(self):
-        o = self.options
-        return {"job": "dot_products", "version": version(),
-                "options": {name: getattr(o, name) for name in RESULT_OPTIONS}}
+        return result_manifest("dot_products", self.options)
 
     def memory_advice(self):
         return dot_products_memory_advice(self.options, super().memory_advice())

@@ -239,6 +239,13 @@ RESULT_OPTIONS = ("measure", "num_features", "threshold", "top_k", "include_self
                   "output_format")
 
 
+def result_manifest(job, options):
+    """What made a run's output, for its manifest: the job's name, mrsparse's
+    version and the :data:`RESULT_OPTIONS` of ``options``."""
+    return {"job": job, "version": version(),
+            "options": {name: getattr(options, name) for name in RESULT_OPTIONS}}
+
+
 def version():
     """mrsparse's version as installed (for manifests), or "unknown"."""
     from importlib import metadata

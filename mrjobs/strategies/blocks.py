@@ -69,6 +69,9 @@ reducer: its two blocks (about 2·nnz/B entries of 24 bytes, plus scipy's
 index arrays) plus one chunk of products and, with ``--top-k K``, K
 candidates per column vector.
 """
+import functools
+import os
+
 import numpy as np
 
 from mrcodecs import ID_DTYPE
@@ -342,24 +345,12 @@ class BlocksStrategy:
         if same is not None:
             results = _without_self(results, same, k)
         if ctx.floors is not None:
-            results = _above_floors(results, self._floors_of(cols.ids))
+            results = _above_floors(results, _floors_of(ctx.floors, cols.ids))
         work = yield from self._emit_all(results, rows, cols)
         for name, n in ((BLOCK_PAIRS, 1), (PRODUCTS_COMPUTED, work.products),
                         (ROWS_PRUNED, work.rows_pruned), (COLUMNS_PRUNED, work.columns_pruned),
                         (CELLS_PRUNED, work.cells_pruned), (BLOCK_PAIRS_PRUNED, work.pair_pruned)):
             ctx.counts.add(WORK, name, n)
-
-    def _floors_of(self, ids):
-        """The floors (``--floors``) of the vectors ``ids``; -inf where none."""
-        table = getattr(self, "_floor_table", None)
-        if table is None:
-            table = self._floor_table = np.fromfile(self.ctx.floors, FLOOR_DTYPE)
-        at = np.searchsorted(table["id"], ids)
-        found = at < table.shape[0]
-        found[found] = table["id"][at[found]] == ids[found]
-        out = np.full(len(ids), -np.inf)
-        out[found] = table["floor"][at[found]]
-        return out
 
     def _side(self, parts, cut, i, j, side):
         """The :class:`_Side` of a pair's records of one side, or None.  In
@@ -426,6 +417,23 @@ def _same_ids(row_ids, col_ids):
     same = np.full(len(row_ids), -1, np.int64)
     same[ri] = ci
     return same
+
+
+@functools.lru_cache(maxsize=1)
+def _floor_table(path, stamp):
+    return np.fromfile(path, FLOOR_DTYPE)
+
+
+def _floors_of(path, ids):
+    """The floors (``--floors`` file ``path``) of the vectors ``ids``; -inf where none."""
+    st = os.stat(path)  # (read once a task; again where the file changed, inline)
+    table = _floor_table(path, (st.st_mtime_ns, st.st_size, st.st_ino))
+    at = np.searchsorted(table["id"], ids)
+    found = at < table.shape[0]
+    found[found] = table["id"][at[found]] == ids[found]
+    out = np.full(len(ids), -np.inf)
+    out[found] = table["floor"][at[found]]
+    return out
 
 
 def _above_floors(results, floors):

@@ -41,18 +41,15 @@ import sys
 import tempfile
 import uuid
 
-import numpy as np
-
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.options import RESULT_OPTIONS, version
 from mrjobs.runtime.commit import OutputCommitter, OutputConflict
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.manifest import (check_inputs, check_output, output_files, read_manifest,
                                      write_manifest)
-from mrjobs.strategies.blocks import FLOOR_DTYPE
 from mrjobs.update.changes import CorpusCut, read_additions, read_removals
-from mrjobs.update.rows import (before, first_entry, last_entry, merged, neighbours, parse_row,
-                                read_rows, row_text)
+from mrjobs.update.rows import (as_it_was, floors_table, merged, parse_row, read_rows,
+                                row_text, rows_again)
 
 __all__ = ["Update", "option_args", "REFUSED"]
 
@@ -197,7 +194,7 @@ class Update:
         added = read_additions(self.add, o["input_format"], o["float32"])
         rows = read_rows(self.previous_lines(), self.previous)
         gone = {_uuid_text(k) for k in removed}
-        again = self.rows_again(rows, gone)
+        again = rows_again(rows, gone, o["top_k"])
         self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
                       "rows computed again": len(again)}
         cut = CorpusCut(self.work, o["input_format"], o["float32"],
@@ -217,56 +214,10 @@ class Update:
             out = self.merge(rows, gone, fresh, *self.run_queries(cut, rows, gone, fresh))
         self.write(out, cut)
 
-    def plan(self):
-        """The update's runs planned by the planner (:mod:`mrjobs.plan`) beside a
-        full run on today's corpus, without running them: a list of
-        ``(what, plan dict)``; the corpus is cut (into a temporary place) to
-        know the rows to compute again."""
-        from mrjobs.plan.cli import options_for_job, plan
-        corpus = self.check(places=False)
-        self.work = tempfile.mkdtemp(prefix="mrsparse-update-plan-")
-        try:
-            o = self.options
-            removed = read_removals(self.remove)
-            added = read_additions(self.add, o["input_format"], o["float32"])
-            rows = read_rows(self.previous_lines(), self.previous)
-            again = self.rows_again(rows, {_uuid_text(k) for k in removed})
-            cut = CorpusCut(self.work, o["input_format"], o["float32"])
-            cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
-            p, n = cut.paths, cut.counts
-            runs = [("a full run on today's corpus", [p["rest"], p["again"]])]
-            if n["again"] and n["rest"]:
-                runs.append(("update run 1, both ways", [p["rest"], "--queries", p["again"],
-                                                         "--both-ways"]))
-            if n["again"]:
-                runs.append(("update run 2", [p["again"]]))
-            out = []
-            for what, args in runs:
-                job = MRSparseDotProducts(args=self.job_args + option_args(o) + args)
-                inputs = [a for a in job.options.args]
-                out.append((what, plan(options_for_job(job.options, inputs), False)))
-            return out
-        finally:
-            shutil.rmtree(self.work, ignore_errors=True)
-
     def previous_lines(self):
         for name in output_files(self.previous):
             with open(os.path.join(self.previous, name), encoding="utf-8") as f:
                 yield from f
-
-    def rows_again(self, rows, gone):
-        """The rows whose K-th place a removal leaves unknown (``--top-k``:
-        K neighbours, one of them removed)."""
-        k = self.options["top_k"]
-        if k is None or not gone:
-            return set()
-        again = set()
-        for key, value in rows.items():
-            if key not in gone:
-                ids = neighbours(value)
-                if len(ids) >= k and any(n in gone for n in ids):
-                    again.add(key)
-        return again
 
     def check_features(self, cut):
         then, now = cut.distinct_features()
@@ -287,35 +238,15 @@ class Update:
         if n["again"] and n["rest"]:
             log.info("update: run 1: %d line(s) of added vectors and rows that lost a "
                      "neighbour against the %d other lines, both ways", n["again"], n["rest"])
-            floors = self.write_floors(rows, gone, fresh)
-            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways"] + (
-                ["--floors", floors] if floors else []))
+            floors = []
+            if self.options["top_k"] is not None:
+                floors = ["--floors", os.path.join(self.work, "floors")]
+                floors_table(rows, gone, fresh, self.options["top_k"]).tofile(floors[1])
+            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways"] + floors)
         if n["again"]:
             log.info("update: run 2: those %d line(s) among themselves", n["again"])
             second = self.run_job([p["again"]])
         return first, second
-
-    def write_floors(self, rows, gone, fresh):
-        """The ``--floors`` file of run 1 (None without ``--top-k``): for each
-        full row of yesterday not computed again and without a removed
-        neighbour, its last score (a pair below it cannot enter the row)."""
-        k = self.options["top_k"]
-        if k is None:
-            return None
-        keys, floors = [], []
-        for key, value in rows.items():
-            if key in fresh or key in gone or value.count('": ') < k:
-                continue
-            if gone and any(n in gone for n in neighbours(value)):
-                continue
-            keys.append(uuid.UUID(key).bytes)
-            floors.append(float(last_entry(value)[1]))
-        table = np.empty(len(keys), FLOOR_DTYPE)
-        table["id"], table["floor"] = keys, floors
-        table.sort(order="id")
-        path = os.path.join(self.work, "floors")
-        table.tofile(path)
-        return path
 
     def run_job(self, args):
         """The dot-products job's lines (``{id: value}``) of a run with
@@ -355,7 +286,7 @@ class Update:
             if key in gone or key in again:
                 continue
             value, new = rows.get(key), first.get(key)
-            if value is not None and self.as_it_was(value, new, gone, top_k):
+            if value is not None and as_it_was(value, new, gone, top_k):
                 out[key] = value
                 kept += 1
                 continue
@@ -367,22 +298,6 @@ class Update:
                 out[key] = row_text(entries)
         self.stats["rows as they were"] = kept
         return out
-
-    @staticmethod
-    def as_it_was(value, new, gone, top_k):
-        """Whether yesterday's row ``value`` is today's: no neighbour of it
-        removed, and no new pair (``new``, the added vectors' row for it) that
-        enters it -- a full row of ``top_k`` whose last entry comes before
-        the new row's first (the rows' text looked at, parsed only if need be)."""
-        if gone and any(n in gone for n in neighbours(value)):
-            return False
-        if new is None:
-            return True
-        if top_k is None:
-            return False
-        last, first = last_entry(value), first_entry(new)
-        return (last is not None and first is not None and before(last, first)
-                and value.count('": ') >= top_k)
 
     def write(self, rows, cut):
         tmp = self.committer.tmp

@@ -7,6 +7,7 @@ from mrjobs import options
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.signals import catch_stop_signals
 from mrjobs.update import Update
+from mrjobs.update.planning import plan_update
 
 USAGE = """%(prog)s --previous DIR [--add PATH] [--remove PATH] --output-dir NEW [options]
        %(prog)s --previous DIR [--add PATH] [--remove PATH] --plan [options]
@@ -76,7 +77,7 @@ def _update(args, rest, log):
     restore = catch_stop_signals()
     try:
         if args.plan:
-            print_plan(update.plan())
+            print_plan(plan_update(update))
             return 0
         stats = update.run()
     except JobError as e:

@@ -7,11 +7,15 @@ a row put together from two runs' entries has the bytes a single run writes.
 :func:`merged` puts a row together, :func:`row_text` writes it.
 """
 import json
+import uuid
+
+import numpy as np
 
 from mrjobs.runtime.failures import JobError
+from mrjobs.strategies.blocks import FLOOR_DTYPE
 
 __all__ = ["read_rows", "parse_row", "merged", "row_text", "RowsError", "neighbours",
-           "first_entry", "last_entry", "before"]
+           "first_entry", "last_entry", "before", "rows_again", "as_it_was", "floors_table"]
 
 
 
@@ -85,3 +89,52 @@ def merged(entries, top_k):
 def row_text(entries):
     """The value of a row of ``entries``, as the job writes it."""
     return "{%s}" % ", ".join("%s: %s" % (json.dumps(n), s) for n, s in entries)
+
+
+def rows_again(rows, gone, k):
+    """The rows (``{id: value}``) whose K-th place a removal (``gone``: ids)
+    leaves unknown: under ``--top-k`` (``k``), K neighbours, one of them removed."""
+    if k is None or not gone:
+        return set()
+    again = set()
+    for key, value in rows.items():
+        if key not in gone:
+            ids = neighbours(value)
+            if len(ids) >= k and any(n in gone for n in ids):
+                again.add(key)
+    return again
+
+
+def as_it_was(value, new, gone, top_k):
+    """Whether yesterday's row ``value`` is today's: no neighbour of it
+    removed, and no new pair (``new``, its row of the update's run) that
+    enters it -- a full row of ``top_k`` whose last entry comes before the new
+    row's first (the rows' text looked at, parsed only if need be)."""
+    if gone and any(n in gone for n in neighbours(value)):
+        return False
+    if new is None:
+        return True
+    if top_k is None:
+        return False
+    last, first = last_entry(value), first_entry(new)
+    return (last is not None and first is not None and before(last, first)
+            and value.count('": ') >= top_k)
+
+
+def floors_table(rows, gone, fresh, k):
+    """The ``--floors`` records of the update's first run: for each full row
+    of yesterday (``k`` neighbours) not computed again (``fresh``) and without
+    a removed neighbour, its last score (a pair below it cannot enter the
+    row), sorted by id."""
+    keys, floors = [], []
+    for key, value in rows.items():
+        if key in fresh or key in gone or value.count('": ') < k:
+            continue
+        if gone and any(n in gone for n in neighbours(value)):
+            continue
+        keys.append(uuid.UUID(key).bytes)
+        floors.append(float(last_entry(value)[1]))
+    table = np.empty(len(keys), FLOOR_DTYPE)
+    table["id"], table["floor"] = keys, floors
+    table.sort(order="id")
+    return table
