@@ -30,7 +30,7 @@ the one the run read, a ``--remove`` id not in the corpus, an added vector
 whose id the corpus holds and ``--remove`` does not name, an option that
 differs from the manifest's, and the runs whose output depends on more than
 the pairs (``--max-df``, whose cut follows every feature's count;
-``--queries``; ``--include-self``; ``--ids any``; ``--output-format compact``;
+``--queries``; ``--ids any``; ``--output-format compact``;
 ``--num-features`` where today's corpus has another number of features).
 """
 import json
@@ -60,7 +60,6 @@ REFUSED = {
     "max_df": "--max-df cuts features by their count over the whole corpus, which every "
               "change moves",
     "queries": "--queries: a run of queries is updated by running its queries again",
-    "include_self": "--include-self is not updated yet",
     "ids": "--ids any is not updated yet",
     "output_format": "--output-format compact is not updated yet",
 }
@@ -242,19 +241,21 @@ class Update:
             if self.options["top_k"] is not None:
                 floors = ["--floors", os.path.join(self.work, "floors")]
                 floors_table(rows, gone, fresh, self.options["top_k"]).tofile(floors[1])
-            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways"] + floors)
+            # (--include-self: the rows computed again get themselves in run 2)
+            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways"] + floors,
+                                 dict(self.options, include_self=False))
         if n["again"]:
             log.info("update: run 2: those %d line(s) among themselves", n["again"])
             second = self.run_job([p["again"]])
         return first, second
 
-    def run_job(self, args):
+    def run_job(self, args, options=None):
         """The dot-products job's lines (``{id: value}``) of a run with
-        ``args`` (inputs, --queries) besides yesterday's options, on the
-        runner given."""
+        ``args`` (inputs, --queries) besides yesterday's options (or
+        ``options``), on the runner given."""
         quiet = [] if {"-q", "--quiet", "-v", "--verbose"} & set(self.job_args) else ["-q"]
-        job = MRSparseDotProducts(args=self.job_args + quiet + option_args(self.options) +
-                                  args)
+        job = MRSparseDotProducts(args=self.job_args + quiet + option_args(
+            options or self.options) + args)
         out = tempfile.TemporaryFile(dir=self.work)
         job.sandbox(stdout=out, stderr=getattr(sys.stderr, "buffer", sys.stderr))
         loggers = [logging.getLogger(n) for n in ("mrjobs", "mrjob", "__main__")]

@@ -37,7 +37,8 @@ def plan_update(update):
             runs.append(("update run 2", [p["again"]]))
         out = []
         for what, args in runs:
-            job = MRSparseDotProducts(args=update.job_args + option_args(o) + args)
+            mine = dict(o, include_self=o["include_self"] and "--queries" not in args)
+            job = MRSparseDotProducts(args=update.job_args + option_args(mine) + args)
             out.append((what, plan(options_for_job(job.options, list(job.options.args)),
                                    False)))
         return out

@@ -140,6 +140,13 @@ def test_the_update_writes_the_full_runs_bytes(tmp_path, measure, mode):
     assert want and got == want
 
 
+@pytest.mark.parametrize("mode", [["--top-k", "3"], ["--threshold", "0.4"]])
+def test_include_self_updates_too(tmp_path, mode):
+    day = Day(tmp_path, *split_day(LINES, 12, 6, 2, seed=21))
+    got, want = updated(tmp_path, day, ["--measure", "cosine", "--include-self"] + mode)
+    assert want and got == want
+
+
 def test_an_update_of_an_update_is_a_full_run_too(tmp_path):
     lines, add, remove = split_day(LINES, 20, 6, 2, seed=5)
     first = Day(tmp_path, lines, add[:10], remove[:4])
@@ -163,8 +170,9 @@ def test_an_update_of_an_update_is_a_full_run_too(tmp_path):
 @settings(max_examples=12, deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=st.data(), top=st.sampled_from([None, 1, 3, 8]),
-       measure=st.sampled_from(["cosine", "dot", "jaccard"]))
-def test_drawn_change_sets_give_the_full_runs_bytes(tmp_path_factory, data, top, measure):
+       measure=st.sampled_from(["cosine", "dot", "jaccard"]), with_self=st.booleans())
+def test_drawn_change_sets_give_the_full_runs_bytes(tmp_path_factory, data, top, measure,
+                                                    with_self):
     """Adds, removals, edits, duplicate lines of a vector, a vector removed and
     added back, an added vector without features, ties (few features)."""
     tmp = tmp_path_factory.mktemp("drawn")
@@ -183,7 +191,7 @@ def test_drawn_change_sets_give_the_full_runs_bytes(tmp_path_factory, data, top,
     day = Day(tmp, lines, add, remove)
     args = ["--measure", measure] + (["--top-k", str(top)] if top else
                                      ["--threshold", "0.3" if measure != "dot" else "1"])
-    got, want = updated(tmp, day, args)
+    got, want = updated(tmp, day, args + (["--include-self"] if with_self else []))
     assert got == want
 
 
