@@ -6,16 +6,19 @@ vectors, with the bytes a full run on today's corpus writes.
 (:mod:`mrjobs.runtime.manifest`: the options and input of the run that wrote
 it), checks that ``DIR`` and its corpus are what the manifest says, and:
 
-1. cuts yesterday's corpus into today's (:class:`~mrjobs.update.changes.CorpusCut`):
-   its lines less the removed vectors', then the added lines;
-2. picks the rows to compute again: the added vectors' and, under
+1. picks the rows to compute again: the added vectors' and, under
    ``--top-k``, every row that held ``K`` neighbours of which one is
    removed (its K-th place is unknown: the vectors below it were never kept);
+2. cuts yesterday's corpus into today's (:class:`~mrjobs.update.changes.CorpusCut`):
+   its lines less the removed vectors', the lines of the rows of 1. and the
+   added lines in a file of their own;
 3. runs the dot-products job twice on the runner given (``-r``): the rows of
-   2. (the added vectors' among them) as ``--queries`` against the other
-   vectors, ``--both-ways`` (each other vector gets its best among them too),
-   and the rows of 2. among themselves;
-4. puts the rows of 2. together from both runs, merges the first run's
+   1. as ``--queries`` against the other vectors, ``--both-ways`` (each other
+   vector gets its best among them too, from its floor: ``--floors``,
+   yesterday's K-th score of a full row), and the rows of 1. among
+   themselves -- or, where the rows of 1. are most of the corpus, the job
+   once on today's corpus;
+4. puts the rows of 1. together from both runs, merges the first run's
    pairs into each other row of yesterday (less its removed neighbours),
    keeps the top ``K`` (or all, under ``--threshold``), and writes the rows
    in id order: the lines a full run on today's corpus writes, byte for byte
@@ -152,7 +155,6 @@ class Update:
                                    flag, now, self.previous, "%s %s" % (flag, then)
                                    if then not in (None, False, True) else
                                    flag if then else "no %s" % flag))
-        self.runner = job.options.runner or "inline"
 
     def check_places(self):
         prev = os.path.realpath(self.previous)
@@ -160,7 +162,7 @@ class Update:
         if out == prev or out.startswith(prev + os.sep) or prev.startswith(out + os.sep):
             raise JobError("--output-dir %s is %s --previous %s: an update never touches "
                            "yesterday's output; give a new directory" % (
-                               self.output_dir, "" if out == prev else
+                               self.output_dir, "the same directory as" if out == prev else
                                "inside" if out.startswith(prev) else "around", self.previous))
         self.committer = OutputCommitter(self.output_dir, self.overwrite)
         try:
