@@ -147,7 +147,7 @@ class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
             counts=self.counts, postings=PostingAssembler(o.max_df, self.counts, self.pairs_of),
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), both_ways=o.both_ways,
-            floors=o.floors,
+            floors=o.floors, query_blocks=o.query_blocks,
             max_df=o.max_df,
             blocks=o.blocks, threads=o.pair_threads or 1, prune=not o.no_prune,
             df_cut=self._df_cut_form(), status=self.status,

@@ -228,6 +228,10 @@ def add_dot_products_options(job, strategies):
     # with it, under --top-k: a file of (16-byte id, float64 floor) records,
     # sorted by id; a vector of INPUT keeps only the pairs at or above its floor
     job.add_file_arg("--floors", default=None, help=argparse.SUPPRESS)
+    # and the queries' own block count (default --blocks): few queries in one
+    # block meet each corpus block once
+    job.add_passthru_arg("--query-blocks", type=at_least(1, MAX_BLOCKS), default=None,
+                         help=argparse.SUPPRESS)
     _add_strategy_options(job, strategies)
 
 
@@ -363,6 +367,8 @@ def check_dot_products_options(o, error):
                   "with --measure %s" % o.measure, ", ".join(sorted(PRUNABLE))))
     if o.both_ways and (not o.queries or o.strategy != "blocks"):
         error("argument --both-ways: needs --queries and --strategy blocks")
+    if o.query_blocks and not (o.queries and o.strategy == "blocks"):
+        error("argument --query-blocks: needs --queries and --strategy blocks")
     if o.floors and not (o.both_ways and o.top_k):
         error("argument --floors: needs --both-ways and --top-k")
     if o.queries and o.include_self:

@@ -224,7 +224,7 @@ class BlocksStrategy:
         ctx = self.ctx
         self._post = self._df = None
         self._blocks = BlockBuffer(ctx.buffer_entries, ctx.wire_dtype, ctx.blocks,
-                                   ctx.blocks if ctx.queries else None)
+                                   _query_blocks(ctx))
 
     def take(self, doc, query, ids, weights, stat):
         if self._post is not None:
@@ -258,7 +258,7 @@ class BlocksStrategy:
         """The task's count tables, to every block pair."""
         ctx = self.ctx
         keys = [block_pair_key(i, j) for i, j in all_pairs(
-            ctx.blocks, ctx.blocks if ctx.queries else None)]
+            ctx.blocks, _query_blocks(ctx))]
         sent = 0
         for table in self._df.tables():
             for key in keys:
@@ -309,7 +309,8 @@ class BlocksStrategy:
         i, j = block_pair_of(key)
         status = ctx.status
         if status is not None:  # (see mrjobs.runtime.taskstatus: a pair's share)
-            status.begin_pair(1 if i == j or ctx.queries else 2, (ctx.blocks or 1) ** 2)
+            status.begin_pair(1 if i == j or ctx.queries else 2,
+                              (ctx.blocks or 1) * (_query_blocks(ctx) or ctx.blocks or 1))
         sides, tables = ([], []), []
         for r in records:
             if isinstance(r, Stripe):
@@ -417,6 +418,12 @@ def _same_ids(row_ids, col_ids):
     same = np.full(len(row_ids), -1, np.int64)
     same[ri] = ci
     return same
+
+
+def _query_blocks(ctx):
+    """The blocks of the queries under ``--queries`` (``--query-blocks``, by
+    default ``--blocks``), else None."""
+    return (ctx.query_blocks or ctx.blocks) if ctx.queries else None
 
 
 @functools.lru_cache(maxsize=1)

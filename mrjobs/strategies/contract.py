@@ -35,6 +35,9 @@ class Context:
     both_ways : bool
         Under ``--queries``, the corpus vectors' rows too (their best among
         the queries; the update run's ``--both-ways``).
+    query_blocks : int, optional
+        Under ``--queries``, the queries' block count (``--query-blocks``,
+        the update run's; default ``blocks``).
     floors : str, optional
         With ``both_ways`` and ``top_k``: a file of the corpus vectors'
         floors (``--floors``, :data:`mrjobs.strategies.blocks.FLOOR_DTYPE`).
@@ -67,6 +70,7 @@ class Context:
     queries: bool = False
     both_ways: bool = False
     floors: Optional[str] = None
+    query_blocks: Optional[int] = None
     max_df: Optional[int] = None
     blocks: Optional[int] = None
     threads: int = 1

@@ -38,6 +38,7 @@ the pairs (``--max-df``, whose cut follows every feature's count;
 """
 import json
 import logging
+import math
 import os
 import shutil
 import sys
@@ -50,6 +51,7 @@ from mrjobs.runtime.commit import OutputCommitter, OutputConflict
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.manifest import (check_inputs, check_output, output_files, read_manifest,
                                      write_manifest)
+from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, bytes_per_entry, data_first_line
 from mrjobs.update.changes import CorpusCut, read_additions, read_removals
 from mrjobs.update.rows import (as_it_was, floors_table, merged, parse_row, read_rows,
                                 row_text, rows_again)
@@ -244,12 +246,22 @@ class Update:
                 floors = ["--floors", os.path.join(self.work, "floors")]
                 floors_table(rows, gone, fresh, self.options["top_k"]).tofile(floors[1])
             # (--include-self: the rows computed again get themselves in run 2)
-            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways"] + floors,
-                                 dict(self.options, include_self=False))
+            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways",
+                                  "--query-blocks", str(self.query_blocks(p["again"]))]
+                                 + floors, dict(self.options, include_self=False))
         if n["again"]:
             log.info("update: run 2: those %d line(s) among themselves", n["again"])
             second = self.run_job([p["again"]])
         return first, second
+
+    def query_blocks(self, path):
+        """Blocks for the rows computed again in run 1 (its queries): as many
+        as a block's entries ask for, so that few of them meet each block of
+        the corpus once (the corpus would go to each of ``--blocks`` query
+        blocks otherwise)."""
+        entries = os.path.getsize(path) / bytes_per_entry(
+            self.options["input_format"], data_first_line([path]))
+        return max(1, math.ceil(entries / DEFAULT_BLOCK_ENTRIES))
 
     def run_job(self, args, options=None):
         """The dot-products job's lines (``{id: value}``) of a run with

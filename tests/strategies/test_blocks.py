@@ -143,7 +143,8 @@ def test_queries_of_the_corpus_own_vectors_get_the_self_joins_rows(tmp_path, arg
 def test_both_ways_gives_each_familys_rows_against_the_other(tmp_path, args):
     """--both-ways (the update run's): the queries' rows against the corpus and
     the corpus vectors' rows against the queries, the bytes of two --queries
-    runs; refused where a query is also in the corpus."""
+    runs, for any --blocks and --query-blocks; refused where a query is also
+    in the corpus."""
     lines = corpus(n=90, fpv=3, vocab=30, seed=8)
     q = tmp_path / "queries.jsonl"
     q.write_text("\n".join(lines[:20]) + "\n")
@@ -152,9 +153,10 @@ def test_both_ways_gives_each_familys_rows_against_the_other(tmp_path, args):
     base = ["--measure", "cosine"] + args
     one = run(base + ["--queries", str(q)], None, input_paths=[str(rest)]).output
     other = run(base + ["--queries", str(rest)], None, input_paths=[str(q)]).output
-    for blocks in ("1", "3"):
-        both = run(base + ["--queries", str(q), "--both-ways", "--blocks", blocks], None,
-                   input_paths=[str(rest)]).output
+    for blocks, query_blocks in (("1", []), ("3", []), ("3", ["--query-blocks", "1"]),
+                                 ("2", ["--query-blocks", "3"])):
+        both = run(base + ["--queries", str(q), "--both-ways", "--blocks", blocks]
+                   + query_blocks, None, input_paths=[str(rest)]).output
         assert sorted(both) == sorted(one + other) and one and other
     with pytest.raises(Exception, match="the families must not share an id"):
         run(base + ["--queries", str(q), "--both-ways"], lines)
