@@ -245,7 +245,10 @@ RESULT_OPTIONS = ("measure", "num_features", "threshold", "top_k", "include_self
 
 def result_manifest(job, options):
     """What made a run's output, for its manifest: the job's name, mrsparse's
-    version and the :data:`RESULT_OPTIONS` of ``options``."""
+    version and the :data:`RESULT_OPTIONS` of ``options``; None under ``--ids
+    any`` (its output comes from a second run, of other inputs)."""
+    if options.ids == "any":
+        return None
     return {"job": job, "version": version(),
             "options": {name: getattr(options, name) for name in RESULT_OPTIONS}}
 

@@ -244,6 +244,28 @@ def test_the_local_runner_gives_the_same_bytes(tmp_path):
     assert got == want
 
 
+def test_a_runs_manifest_names_its_options_inputs_and_part_files(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(l + "\n" for l in LINES))
+    full_run(corpus, ["--measure", "jaccard", "--top-k", "3"], tmp_path / "out",
+             runner="local")
+    manifest = json.loads((tmp_path / "out" / MANIFEST).read_text())
+    assert manifest["job"] == "dot_products" and manifest["format"] == "mrsparse-manifest/1"
+    assert manifest["options"]["measure"] == "jaccard" and manifest["options"]["top_k"] == 3
+    assert manifest["inputs"] == [{"path": str(corpus), "bytes": corpus.stat().st_size,
+                                   "sha256": hashlib.sha256(corpus.read_bytes()).hexdigest()}]
+    parts = sorted(p.name for p in (tmp_path / "out").glob("part-*"))
+    assert [o["name"] for o in manifest["output"]] == parts and [
+        o["sha256"] for o in manifest["output"]] == [
+        hashlib.sha256((tmp_path / "out" / n).read_bytes()).hexdigest() for n in parts]
+    # --ids any: its output comes from a second run; no manifest
+    named = tmp_path / "named.jsonl"
+    named.write_text('{"id": "a", "features": {"x": 1}}\n{"id": "b", "features": {"x": 2}}\n')
+    full_run(named, ["--ids", "any"], tmp_path / "named")
+    assert (tmp_path / "named" / "_SUCCESS").exists()
+    assert not (tmp_path / "named" / MANIFEST).exists()
+
+
 # -- refusals: one line, nothing written, yesterday as it was -------------------
 
 
