@@ -36,6 +36,7 @@ the pairs (``--max-df``, whose cut follows every feature's count;
 ``--queries``; ``--ids any``; ``--output-format compact``;
 ``--num-features`` where today's corpus has another number of features).
 """
+import difflib
 import json
 import logging
 import math
@@ -88,6 +89,22 @@ def option_args(options):
         else:
             args += [flag, repr(float(value)) if name == "threshold" else str(value)]
     return args
+
+
+def job_of(args):
+    """The dot-products job of the command line ``args``; :class:`JobError`
+    (one line, the option meant where one is misspelt) where it is refused."""
+    try:
+        return MRSparseDotProducts(args=args)
+    except ValueError as e:  # (mrjob's parser, where args are given, raises)
+        words = str(e).split()
+        known = {o for a in MRSparseDotProducts([]).arg_parser._actions
+                 for o in a.option_strings}
+        close = [m for w in words if w.startswith("--") and w.rstrip(":") not in known
+                 for m in difflib.get_close_matches(w, known, n=1)]
+        raise JobError("%s%s (an option of the job's runs; the update's own are in "
+                       "--help)" % (e, " (did you mean %s?)" % close[0] if close else "")
+                       ) from None
 
 
 def _uuid_text(key):
@@ -146,8 +163,12 @@ class Update:
     def check_given_options(self):
         """The job's options given to the update must be yesterday's."""
         given = [a.split("=")[0] for a in self.job_args if a.startswith("--")]
-        job = MRSparseDotProducts(args=self.job_args + option_args(
+        job = job_of(self.job_args + option_args(
             {n: v for n, v in self.options.items() if "--" + n.replace("_", "-") not in given}))
+        if job.options.args:  # (they would be inputs of its runs)
+            raise JobError("%s: an update takes no input path (yesterday's corpus comes from "
+                           "the manifest of --previous; new vectors from --add)"
+                           % " ".join(job.options.args))
         for name in RESULT_OPTIONS:
             flag = "--" + name.replace("_", "-")
             now, then = getattr(job.options, name), self.options.get(name)
@@ -268,8 +289,7 @@ class Update:
         ``args`` (inputs, --queries) besides yesterday's options (or
         ``options``), on the runner given."""
         quiet = [] if {"-q", "--quiet", "-v", "--verbose"} & set(self.job_args) else ["-q"]
-        job = MRSparseDotProducts(args=self.job_args + quiet + option_args(
-            options or self.options) + args)
+        job = job_of(self.job_args + quiet + option_args(options or self.options) + args)
         out = tempfile.TemporaryFile(dir=self.work)
         job.sandbox(stdout=out, stderr=getattr(sys.stderr, "buffer", sys.stderr))
         loggers = [logging.getLogger(n) for n in ("mrjobs", "mrjob", "__main__")]

@@ -1,5 +1,6 @@
 """``python -m mrjobs.update``: see :mod:`mrjobs.update`."""
 import argparse
+import difflib
 import logging
 import sys
 
@@ -54,6 +55,9 @@ def main(argv=None):
     args, rest = ap.parse_known_args(argv)
     if not args.output_dir and not args.plan:
         ap.error("the following arguments are required: -o/--output-dir")
+    misspelt = _misspelt(ap, rest)
+    if misspelt:
+        ap.error("unrecognized argument %s (did you mean %s?)" % misspelt)
     if args.quiet:
         rest = rest + ["-q"]
     log = logging.getLogger("mrjobs.update")
@@ -69,6 +73,22 @@ def main(argv=None):
         log.handlers[:] = saved[0]
         log.setLevel(saved[1])
         log.propagate = saved[2]
+
+
+def _misspelt(ap, rest):
+    """``(given, meant)`` for an option of ``rest`` that neither the job nor
+    the update takes but that is close to one of the update's own (else it
+    would reach the job's parser, which would not name the update's)."""
+    from mrjobs.dot_products import MRSparseDotProducts
+    ours = [o for a in ap._actions for o in a.option_strings if o.startswith("--")]
+    theirs = {o for a in MRSparseDotProducts([]).arg_parser._actions for o in a.option_strings}
+    for arg in rest:
+        given = arg.split("=")[0]
+        if given.startswith("--") and given not in theirs:
+            close = difflib.get_close_matches(given, ours, n=1, cutoff=0.75)
+            if close:
+                return given, close[0]
+    return None
 
 
 def _update(args, rest, log):

@@ -350,6 +350,19 @@ def test_other_options_and_places_are_refused(yesterday, capsys, tmp_path):
     assert "has no %s" % MANIFEST in err
 
 
+def test_a_stray_path_or_a_misspelt_option_is_one_line(yesterday, capsys, tmp_path):
+    args = yesterday.update_args(tmp_path / "prev", tmp_path / "out")
+    err = refused(yesterday, capsys, args + [str(yesterday.add)])
+    assert "%s: an update takes no input path" % yesterday.add in err
+    err = refused(yesterday, capsys, args + ["--top-kk", "3"])
+    assert "unrecognized arguments: --top-kk (did you mean --top-k?)" in err
+    with pytest.raises(SystemExit) as e:  # (argparse's, naming the update's own option)
+        update_main(args + ["--remvoe", str(yesterday.remove)])
+    assert e.value.code == 2
+    assert "unrecognized argument --remvoe (did you mean --remove?)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_run_whose_lines_follow_the_whole_corpus_is_refused(tmp_path, capsys):
     day = Day(tmp_path, *split_day(LINES, 2, 1, 0, seed=4))
     full_run(day.yesterday, ["--measure", "cosine", "--max-df", "50"], tmp_path / "prev")
