@@ -82,6 +82,7 @@ from mrjobs.strategies.scheme import (BlockBuffer, all_pairs, block_pair_key, bl
 from mrjobs.strategies.combining import FeatureCounts, PostingBuffer, RegroupBuffer
 from mrjobs.counters import (BLOCK_PAIRS, BLOCK_PAIRS_PRUNED, CELLS_PRUNED, COLUMNS_PRUNED,
                        DF_COUNT_ENTRIES_SENT, PRODUCTS_COMPUTED, ROWS_PRUNED, WORK)
+from mrjobs.pairs.chunks import group_best
 from mrjobs.pairs.kernel import ROWS, PairSpec, pair_best
 from mrjobs.scoring import RowMerger, output_rows, partial_rows
 from mrjobs.strategies.contract import Step, by_family
@@ -473,11 +474,6 @@ def _without_self(results, same, k):
         keep = others != same[groups]
         groups, others, scores = groups[keep], others[keep], scores[keep]
         if k is not None and groups.shape[0]:
-            # (a row's entries come in no set order: score, then id, within a group)
-            order = np.lexsort((others, -scores, groups))
-            groups, others, scores = groups[order], others[order], scores[order]
-            first = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
-            starts = np.repeat(first, np.diff(np.append(first, groups.shape[0])))
-            keep = np.arange(groups.shape[0]) - starts < k
-            groups, others, scores = groups[keep], others[keep], scores[keep]
+            # (a row's entries come in no set order: its k best by score, then id)
+            groups, others, scores = group_best(groups, others, scores, k)
         yield direction, groups, others, scores

@@ -53,7 +53,7 @@ from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.manifest import (check_inputs, check_output, output_files, read_manifest,
                                      write_manifest)
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, bytes_per_entry, data_first_line
-from mrjobs.update.changes import CorpusCut, read_additions, read_removals
+from mrjobs.update.changes import CorpusCut, read_additions, read_removals, vector_id
 from mrjobs.update.rows import (as_it_was, floors_table, merged, parse_row, read_rows,
                                 row_text, rows_again)
 
@@ -105,10 +105,6 @@ def job_of(args):
         raise JobError("%s%s (an option of the job's runs; the update's own are in "
                        "--help)" % (e, " (did you mean %s?)" % close[0] if close else "")
                        ) from None
-
-
-def _uuid_text(key):
-    return str(uuid.UUID(bytes=key))
 
 
 class Update:
@@ -217,7 +213,7 @@ class Update:
         removed = read_removals(self.remove)
         added = read_additions(self.add, o["input_format"], o["float32"])
         rows = read_rows(self.previous_lines(), self.previous)
-        gone = {_uuid_text(k) for k in removed}
+        gone = {vector_id(k) for k in removed}
         again = rows_again(rows, gone, o["top_k"])
         self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
                       "rows computed again": len(again)}
@@ -226,7 +222,7 @@ class Update:
         cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
         if cut.features is not None:
             self.check_features(cut)
-        fresh = again | {_uuid_text(k) for k, _ in added}
+        fresh = again | {vector_id(k) for k, _ in added}
         share = len(fresh) / max(1, len(cut.kept) - len(again) + len(fresh))
         if share > WHOLE_SHARE:
             # the rows to compute again are most of the corpus: their products

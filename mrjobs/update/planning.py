@@ -7,7 +7,7 @@ import uuid
 
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.update import option_args
-from mrjobs.update.changes import CorpusCut, read_additions, read_removals
+from mrjobs.update.changes import CorpusCut, read_additions, read_removals, vector_id
 from mrjobs.update.rows import read_rows, rows_again
 
 __all__ = ["plan_update"]
@@ -25,7 +25,7 @@ def plan_update(update):
         removed = read_removals(update.remove)
         added = read_additions(update.add, o["input_format"], o["float32"])
         rows = read_rows(update.previous_lines(), update.previous)
-        again = rows_again(rows, {str(uuid.UUID(bytes=k)) for k in removed}, o["top_k"])
+        again = rows_again(rows, {vector_id(k) for k in removed}, o["top_k"])
         cut = CorpusCut(work, o["input_format"], o["float32"])
         cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
         p, n = cut.paths, cut.counts
