@@ -17,14 +17,14 @@
  * whose sum is quiet -- below the row's floor rf and, with floor, the
  * column's, and within [ql, qh] -- are passed over and counted in *hits;
  * the first hit column that is not is returned (to: none).  8 columns a
- * step: a column not hit has a sum of 0.0, so a step whose 8 sums are all
- * quiet (4 doubles an instruction where GCC's vector types are) holds no
- * loud column and counts its hits; a step that is not is tested one by
- * one.  The same columns and counts as testing each in turn, since only a
- * loud column's offers move a floor.  pair_topk calls it after QUIET_RUN
- * quiet columns in a row (where loud ones are many -- a large k, a row's
- * first columns -- the call costs more than it skips: --top-k 10 on a dense
- * block took 15% less time, --top-k 1000 the same). */
+ * step (4 doubles an instruction where GCC's vector types are): a step whose
+ * hit columns are all quiet holds no loud column and counts its hits; a step
+ * that holds one is tested one by one, up to that column.  The same columns
+ * and counts as testing each in turn, since only a loud column's offers move
+ * a floor.  pair_topk calls it after QUIET_RUN quiet columns in a row
+ * (where loud ones are many -- a large k, a row's first columns -- the call
+ * costs more than it skips: --top-k 10 on a dense block took 15% less time,
+ * --top-k 1000 the same). */
 
 #if defined(__GNUC__)
 typedef double v4d __attribute__((vector_size(32)));
@@ -59,20 +59,28 @@ next_loud(const double *restrict acc, const unsigned char *restrict hit,
 #if defined(__GNUC__)
     for (; c + 8 <= to; c += 8) {
         v4d x0, x1;
-        v4l q0, q1;
+        v4l q0, q1, h0, h1;  /* h: a lane of -1 where the column is hit */
         quiet_eight(acc, floor, c, rf, ql, qh, &x0, &x1, &q0, &q1);
-        v4l q = q0 & q1;
-        if (!(q[0] & q[1] & q[2] & q[3]))
-            break;
         if (hit) {
-            uint64_t h;
-            memcpy(&h, hit + c, sizeof(h));
-            n += __builtin_popcountll(h);  /* (hit bytes are 0 or 1) */
+            h0 = (v4l){-(int64_t)(hit[c] != 0), -(int64_t)(hit[c + 1] != 0),
+                       -(int64_t)(hit[c + 2] != 0), -(int64_t)(hit[c + 3] != 0)};
+            h1 = (v4l){-(int64_t)(hit[c + 4] != 0), -(int64_t)(hit[c + 5] != 0),
+                       -(int64_t)(hit[c + 6] != 0), -(int64_t)(hit[c + 7] != 0)};
         }
-        else {  /* zero_free: the sums that are not 0.0 (a lane of -1 each) */
-            v4l z = (x0 != V4(0.0)) + (x1 != V4(0.0));
-            n -= z[0] + z[1] + z[2] + z[3];
+        else {  /* zero_free: the sums that are not 0.0 */
+            h0 = x0 != V4(0.0);
+            h1 = x1 != V4(0.0);
         }
+        /* a column not hit is passed over whatever its sum (0.0) and floors:
+         * were it tested, a column floor below 0.0 (-inf until the column's
+         * buffer fills) would end the fast part here, and the one-by-one
+         * loop below would walk the rest of the row (most of the scan's time
+         * on short documents) */
+        v4l loud = (h0 & ~q0) | (h1 & ~q1);
+        if (loud[0] | loud[1] | loud[2] | loud[3])
+            break;
+        v4l z = h0 + h1;
+        n -= z[0] + z[1] + z[2] + z[3];
     }
 #endif
     for (; c < to; c++) {

@@ -504,6 +504,50 @@ def test_dense_blocks_small_k_keep_the_same_best(k, measure, diagonal, merge, ti
     assert len(got_np[ROWS]) == 400 - (diagonal and not merge)
 
 
+@pytest.mark.parametrize("signs", ["positive", "signed"])
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("diagonal,merge", [(False, False), (True, False), (True, True)])
+def test_dense_rows_among_columns_not_hit_keep_the_same_best(k, diagonal, merge, signs):
+    # a sixth of the rows hold the same three features (walks long enough for
+    # a dense row) and the rest one light feature each: a dense row's columns
+    # are mostly not hit, and a column's floor is -inf until its buffer fills
+    # -- the scan passes such columns over 8 at a time, and stops at each hit
+    # one that is not quiet.  Signed (hit bytes, no zero_free): three rows
+    # halfway whose sums are exactly 0.0 with every other of the sixth and
+    # -3.0 with each other, the first with a positive sum first, so that its
+    # floor and its columns' are above 0.0 when the 0.0 sums come: quiet hit
+    # columns, counted as scored; ties everywhere
+    pytest.importorskip("_mrjobs_speedups", reason="the C kernels are not built")
+    rng = np.random.default_rng(k + 3 * diagonal + 7 * merge)
+
+    def block(n, specials):
+        dense = np.zeros((n, 40))
+        held = np.arange(n) % 6 == 0
+        dense[held, :3] = rng.choice([1.0, 2.0], (int(held.sum()), 3))
+        if signs == "signed":
+            dense[held, :3] = dense[held, :1]  # multiples of (1, 1, 1)
+        dense[~held, 3 + rng.integers(0, 37, int((~held).sum()))] = 1.0
+        if signs == "signed" and specials:
+            dense[[1500, 1506, 1512], :3] = [[1, 1, -2], [-2, 1, 1], [1, -2, 1]]
+            dense[1500, 39], dense[1503] = 10.0, np.eye(40)[39]
+        m = sp.csr_matrix(dense)
+        m.sort_indices()
+        return m
+
+    A = block(3000, True)
+    C = A if diagonal else block(2500, False)
+    kw = dict(diagonal=diagonal, merge=merge)
+    got_c, work_c = _raw(A, C, k, 10 ** 6, "c", **kw)
+    got_np, work_np = _raw(A, C, k, 10 ** 6, "numpy", **kw)
+    assert work_c.products == work_np.products
+    for direction in (ROWS, COLUMNS):
+        assert got_c[direction].keys() == got_np[direction].keys()
+        for g, pairs in got_np[direction].items():
+            assert sorted(got_c[direction][g]) == sorted(pairs)
+    if signs == "signed":  # sums of exactly 0.0 among the best
+        assert any(s == 0.0 for pairs in got_np[ROWS].values() for _, s in pairs)
+
+
 @pytest.mark.parametrize("dense", [False, True])
 @pytest.mark.parametrize("k,threshold,limit", [
     (1, None, 10 ** 6), (3, 0.2, 40), (10, None, 200), (500, None, 10 ** 6), (4, -0.5, 10 ** 6)])
