@@ -44,7 +44,7 @@ WITHOUT = {
 #: lists them), and the headers they share (a change to one rebuilds them all)
 MRJOBS_SOURCES = ["mrjobs/csrc/%s.c" % name for name in (
     "module", "arrays", "kernel", "scan", "topk", "select", "merge", "floatrepr", "json_out",
-    "json_in")]
+    "json_in", "compact_in")]
 MRJOBS_HEADERS = ["mrjobs/csrc/%s.h" % name for name in ("speedups", "select", "kernel",
                                                           "floatrepr")]
 

@@ -3,7 +3,7 @@
 The extension module ``_mrjobs_speedups`` (``mrjobs/csrc/``, built by
 ``pip install`` when a compiler is there) holds the block pair's product and
 top-k selection (used by :mod:`mrjobs.pairs.kernel`), the rows step's merge
-(:mod:`mrjobs.scoring`), the JSON input's fast path (:mod:`mrjobs.parsing`)
+(:mod:`mrjobs.scoring`), the JSON and compact input's fast paths (:mod:`mrjobs.parsing`)
 and the JSON output's neighbours (:mod:`mrjobs.jobprotocols`); without it,
 their numpy and Python twins give the same results.  It is loaded as
 mrcodecs loads its own (:func:`mrcodecs._impl.load_extension`):
@@ -18,7 +18,7 @@ __all__ = ["C", "FUNCTIONS", "NAME", "REASON"]
 
 #: what the jobs call of the extension
 FUNCTIONS = ("pair_topk", "dots", "kept_offer", "kept_take", "top_k_rows", "merge_top_k",
-             "neighbours_json", "parse_json_line", "parse_json_sorted")
+             "neighbours_json", "parse_json_line", "parse_json_sorted", "parse_compact_sorted")
 
 #: the C kernels, or None; NAME is "c" or "numpy", REASON says why
 C, REASON = load_extension("_mrjobs_speedups", FUNCTIONS)

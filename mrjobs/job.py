@@ -27,8 +27,7 @@ from mrjobs.options import (add_common_options, check_common_options, command_na
                             numbers_as_values)
 from mrjobs.pairs.idarrays import merge_sum, sort_sum
 from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTINGS, TINY_WEIGHT,
-                            InputError, float32_zeros, parse_vector, sorted_json,
-                            weight_limit)
+                            InputError, fast_vector, float32_zeros, parse_vector, weight_limit)
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.jobkey import claimed_key
 from mrjobs.runtime.paths import local_path
@@ -234,7 +233,7 @@ class SparseJob(MRJob):
         blank or skipped line."""
         self._lines += 1
         fmt = "named" if getattr(self.options, "ids", None) == "any" else self.options.input_format
-        fast = sorted_json(line, fmt, self.options.float32)
+        fast = fast_vector(line, fmt, self.options.float32)
         if fast is not None:  # (the common line: nothing to count but itself)
             self.counts.add(INPUT, VECTORS_READ)
             return fast

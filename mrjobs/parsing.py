@@ -403,15 +403,20 @@ def _common_json(line, float32):
     return doc, ids, w
 
 
-def sorted_json(line, fmt="auto", float32=False):
-    """The vector of a common JSON line that needs only sorting (parsed and
-    sorted in C: at least one feature, none twice, no weight 0) as the jobs
-    make it of the line -- :func:`parse_vector`, then features sorted,
-    repeats summed, zeros dropped --, or None: any other line (and
-    ``--float32``, and without the C kernels) takes that way."""
-    if _c.C is None or float32 or fmt not in ("json", "auto"):
+def fast_vector(line, fmt="auto", float32=False):
+    """The vector of a common line as the jobs make it -- :func:`parse_vector`,
+    then features sorted, repeats summed, zeros dropped -- where that is all
+    the line needs, in one C call: a JSON line (``json``, ``auto``) parsed and
+    sorted, a compact vector record (``compact``, ``auto``) decoded (at least
+    one feature, none twice, no weight 0 or not finite); or None: any other
+    line (and ``--float32``, and without the C kernels) takes that way."""
+    if _c.C is None or float32:
         return None
-    fast = _c.C.parse_json_sorted(line)
+    fast = None
+    if fmt in ("json", "auto"):
+        fast = _c.C.parse_json_sorted(line)
+    if fast is None and fmt in ("compact", "auto"):
+        fast = _c.C.parse_compact_sorted(line)
     if fast is None:
         return None
     doc, raw, w = fast

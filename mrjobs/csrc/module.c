@@ -55,6 +55,9 @@ static PyMethodDef methods[] = {
     {"parse_json_sorted", parse_json_sorted, METH_O,
      "parse_json_sorted(line) -> (doc, ids, weights) of a common JSON input line that needs "
      "only sorting, sorted; or None."},
+    {"parse_compact_sorted", parse_compact_sorted, METH_O,
+     "parse_compact_sorted(line) -> (doc, ids, weights) of a compact vector record that needs "
+     "only decoding (float64 weights); or None."},
     {"repr_floats", repr_floats, METH_O,
      "repr_floats(scores) -> [repr(score), ...], as the JSON output writes them."},
     {"avx2", avx2, METH_VARARGS,

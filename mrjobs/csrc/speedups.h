@@ -14,6 +14,7 @@
  *   floatrepr.c  repr(float) by Ryu
  *   json_out.c   neighbours_json, repr_floats: the JSON output
  *   json_in.c    parse_json_line, parse_json_sorted: the JSON input
+ *   compact_in.c parse_compact_sorted: the compact input
  *
  * and four headers: this one (what every file shares: the array arguments,
  * the size checks, the Python-visible functions), select.h (the selections
@@ -128,6 +129,7 @@ PyObject *neighbours_json(PyObject *self, PyObject *args);
 PyObject *repr_floats(PyObject *self, PyObject *arg);
 PyObject *parse_json_line(PyObject *self, PyObject *arg);
 PyObject *parse_json_sorted(PyObject *self, PyObject *arg);
+PyObject *parse_compact_sorted(PyObject *self, PyObject *arg);
 
 HIDDEN_END
 

@@ -116,14 +116,14 @@ def test_random_lines_read_alike(features, upper, sep, data):
             _same(line[:i], mp)
 
 
-def _job_vector(line, c_module, monkeypatch, float32=False):
+def _job_vector(line, c_module, monkeypatch, float32=False, args=()):
     """The vector the jobs make of ``line`` (MRSparseDotProducts.read_vector:
     parsed, sorted, repeats summed, zeros dropped), with the C kernels
-    ``c_module``; and the counters it added."""
+    ``c_module`` and the job's ``args``; and the counters it added."""
     from mrjobs.dot_products import MRSparseDotProducts
 
     monkeypatch.setattr(mrjobs.parsing._c, "C", c_module)
-    job = MRSparseDotProducts(["--float32"] if float32 else [])
+    job = MRSparseDotProducts((["--float32"] if float32 else []) + list(args))
     job._lines = 0
     try:
         got = job.read_vector(line)
@@ -161,3 +161,60 @@ def test_the_sorted_fast_path_takes_only_lines_that_need_no_more():
     for line in (_line([(ID % 2, "1"), (ID % 2, "2")]), _line([(ID % 2, "0")]),
                  _line([(ID % 2, "-0.0")]), _line([]), b"\xef\xbb\xbf" + one):
         assert c.parse_json_sorted(line) is None, line
+
+
+def _compact_line(key, entries, kind):
+    """A compact vector record as raw bytes would make it: ``entries``
+    ``[(id byte, weight)]`` in the order given (sorted or not), weights of
+    the ``kind``'s width (0x01 float64, 0x02 float32), escaped."""
+    from mrcodecs import escape
+
+    ids = b"".join(uuid.UUID(ID % i).bytes for i, _ in entries)
+    w = np.array([x for _, x in entries], "<f8" if kind == 1 else "<f4")
+    raw = bytes([kind]) + len(entries).to_bytes(4, "big") + ids + w.tobytes()
+    return escape(uuid.UUID(ID % key).bytes) + b"\t" + escape(raw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.one_of(
+    st.floats(width=32), st.sampled_from([0.0, -0.0, 1.0, 2.5, 1e300, 1e-320]))),
+    max_size=8), st.sampled_from([1, 2]), st.booleans(), st.sampled_from(["auto", "compact"]),
+    st.integers(0, 12), st.data())
+@pytest.mark.slow
+def test_the_compact_fast_path_makes_the_jobs_vector(entries, kind, ordered, fmt, key, data):
+    # parse_compact_sorted decodes a record with ids strictly ascending and
+    # every weight finite and not 0 (keys and ids holding the escaped bytes
+    # 0x09..0x0D: ID % 9..13): the same vector (and counters) as the general
+    # parser; a record that is not such (ids repeated or out of order, zeros,
+    # NaN, infinities, float32 overflow), or broken (a byte changed, cut),
+    # goes the old way and reads alike, error and all
+    if ordered:
+        entries = sorted(dict(entries).items())
+    with np.errstate(over="ignore"):
+        line = _compact_line(key, entries, kind)
+    args = ["--input-format", fmt]
+    lines = [line]
+    if line:
+        i = data.draw(st.integers(0, len(line) - 1))
+        lines += [line[:i] + bytes([data.draw(st.integers(0, 255))]) + line[i + 1:], line[:i]]
+    with pytest.MonkeyPatch.context() as mp:
+        for one in lines:
+            assert _job_vector(one, c, mp, args=args) == _job_vector(one, None, mp,
+                                                                     args=args), one
+
+
+def test_the_compact_fast_path_takes_only_records_that_need_no_more():
+    one = _line([(ID % 3, "1.5"), (ID % 2, "-2")])
+    good = _compact_line(9, [(2, -2.0), (10, 1.5)], 1)  # (key and an id escaped)
+    doc, ids, w = c.parse_compact_sorted(good)
+    assert doc == uuid.UUID(ID % 9).bytes
+    assert ids == uuid.UUID(ID % 2).bytes + uuid.UUID(ID % 10).bytes
+    assert np.frombuffer(w, np.float64).tolist() == [-2.0, 1.5]
+    assert np.frombuffer(c.parse_compact_sorted(_compact_line(9, [(2, 0.1)], 2))[2],
+                         np.float64).tolist() == [float(np.float32(0.1))]
+    for line in (_compact_line(9, [(3, 1.0), (2, 1.0)], 1), _compact_line(9, [(2, 1.0)] * 2, 1),
+                 _compact_line(9, [(2, 0.0)], 1), _compact_line(9, [(2, np.inf)], 1),
+                 _compact_line(9, [(2, np.nan)], 2), _compact_line(9, [], 1),
+                 good[:-1], good + b"\x00", good.replace(b"\t", b"\t\x03"), b"\x01" + good,
+                 good + b"\x0b", one):
+        assert c.parse_compact_sorted(line) is None, line
