@@ -203,6 +203,7 @@ bench: install
 	$(BENCH) bench.prune || echo bench.prune >> .bench-missed
 	$(BENCH) bench.scaleout || echo bench.scaleout >> .bench-missed
 	$(BENCH) bench.shorttext || echo bench.shorttext >> .bench-missed
+	$(BENCH) bench.longtext || echo bench.longtext >> .bench-missed
 	$(BENCH) bench.update || echo bench.update >> .bench-missed
 	tests/engines/fetch-jars.sh >/dev/null && ($(BENCH) bench.hadoop || echo bench.hadoop >> .bench-missed)
 	$(BENCH) mrjobs.plan --calibrate --calibration mrjobs/plan/calibration.json

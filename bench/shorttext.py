@@ -87,38 +87,44 @@ def rows_for(corpus, tmp, log, passes=1):
     return rows
 
 
-def checks(rows):
+def checks(rows, label="short", peers=("sp_matmul_rs",), cpu=True):
+    """The targets' rows: the job (top-10 from JSON) against each of ``peers``
+    (wall, and with ``cpu`` CPU too, at most :data:`PEER_TARGET` x theirs),
+    each peer's neighbours the job's, compact against JSON, pruning; ids
+    begin with ``label``."""
     by = {r["name"]: r for r in rows}
     job, compact = by["job, JSON"], by["job, compact"]
     pruned = by["job, t=%s pruned" % THRESHOLD]
     full = by["job, t=%s --no-prune" % THRESHOLD]
     out = []
-    rs = by.get("sp_matmul_rs")
-    if rs is not None:
-        w, c = job["wall_s"] / rs["wall_s"], job["cpu_s"] / rs["cpu_s"]
+    for peer in peers:
+        if peer not in by:
+            continue
+        w, c = job["wall_s"] / by[peer]["wall_s"], job["cpu_s"] / by[peer]["cpu_s"]
         out.append(common.check(
-            "short top-10 vs sp_matmul_rs", "the job's wall and CPU <= %gx sp_matmul_rs's"
-            % PEER_TARGET, "wall %.2fx (%.1f s vs %.1f s), CPU %.2fx (%.1f s vs %.1f s)" % (
-                w, job["wall_s"], rs["wall_s"], c, job["cpu_s"], rs["cpu_s"]),
-            w <= PEER_TARGET and c <= PEER_TARGET))
+            "%s top-10 vs %s" % (label, peer), "the job's wall%s <= %gx %s's" % (
+                " and CPU" if cpu else "", PEER_TARGET, peer),
+            "wall %.2fx (%.1f s vs %.1f s), CPU %.2fx (%.1f s vs %.1f s)" % (
+                w, job["wall_s"], by[peer]["wall_s"], c, job["cpu_s"], by[peer]["cpu_s"]),
+            w <= PEER_TARGET and (c <= PEER_TARGET or not cpu)))
     for peer in PEERS:
         if peer in by:
             cmp = by[peer]["compare"]
             out.append(common.check(
-                "short top-10 = %s" % peer, "the same neighbours (but for ties at the 10th "
-                "place), scores within 1e-9", "%d lines differing, %d tied at the cut, "
+                "%s top-10 = %s" % (label, peer), "the same neighbours (but for ties at the "
+                "10th place), scores within 1e-9", "%d lines differing, %d tied at the cut, "
                 "scores within %.1e" % (cmp["lines_differing"], cmp["lines_tied_at_cut"],
                                          cmp["max_rel_diff"]), cmp["scores_ok_but_ties"]))
     ratio = compact["wall_s"] / job["wall_s"]
     out.append(common.check(
-        "short compact vs JSON", "from compact records <= %gx the job from JSON" % COMPACT_TARGET,
-        "%.2fx (%.1f s vs %.1f s; the same bytes: %s)" % (
+        "%s compact vs JSON" % label, "from compact records <= %gx the job from JSON"
+        % COMPACT_TARGET, "%.2fx (%.1f s vs %.1f s; the same bytes: %s)" % (
             ratio, compact["wall_s"], job["wall_s"], compact["sha256"] == job["sha256"]),
         ratio <= COMPACT_TARGET and compact["sha256"] == job["sha256"]))
     speed = full["wall_s"] / pruned["wall_s"]
     out.append(common.check(
-        "short t=%s pruning" % THRESHOLD, "pruned >= %gx faster than --no-prune, the same "
-        "bytes" % PRUNE_TARGET, "%.2fx (%.1f s vs %.1f s; the same bytes: %s)" % (
+        "%s t=%s pruning" % (label, THRESHOLD), "pruned >= %gx faster than --no-prune, the "
+        "same bytes" % PRUNE_TARGET, "%.2fx (%.1f s vs %.1f s; the same bytes: %s)" % (
             speed, pruned["wall_s"], full["wall_s"], pruned["sha256"] == full["sha256"]),
         speed >= PRUNE_TARGET and pruned["sha256"] == full["sha256"]))
     return out
