@@ -12,6 +12,7 @@ neighbour sets, and the sum of the scores.
 import hashlib
 import json
 import os
+import select
 import subprocess
 import threading
 import time
@@ -45,6 +46,28 @@ def tree_memory(root, peaks, labels):
     return rss, pss
 
 
+def _exit_waiter(pid):
+    """``wait(seconds)``: sleeps ``seconds``, or less where the child ``pid``
+    exits first (a pidfd, on Linux), so that a run's wall is not rounded up
+    to the next memory sample (by up to ``sample_interval``: a second-long run
+    sampled each second measured up to twice its time); ``wait(None)``
+    releases the pidfd."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # (not Linux, or a kernel before 5.3)
+        fd = None
+
+    def wait(seconds):
+        if seconds is None:
+            if fd is not None:
+                os.close(fd)
+        elif fd is None:
+            time.sleep(seconds)
+        else:
+            select.select([fd], [], [], seconds)
+    return wait
+
+
 def run_measured(cmd, stdout_path, sample_interval, cwd=None):
     """Run ``cmd`` with stdout to a file; a dict of ``returncode``, ``wall_s``,
     ``user_s``, ``sys_s``, ``cpu_s``, ``max_rss_bytes``, ``tree_rss_peak_bytes``,
@@ -59,14 +82,18 @@ def run_measured(cmd, stdout_path, sample_interval, cwd=None):
             (time.perf_counter() - t0, raw.decode("utf-8", "replace").rstrip())
             for raw in proc.stderr), daemon=True)
         reader.start()
-        while True:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                wall = time.perf_counter() - t0
-                break
-            rss, pss = tree_memory(proc.pid, peaks, labels)
-            peak_rss, peak_pss, samples = max(peak_rss, rss), max(peak_pss, pss), samples + 1
-            time.sleep(sample_interval)
+        exited = _exit_waiter(proc.pid)
+        try:
+            while True:
+                pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    wall = time.perf_counter() - t0
+                    break
+                rss, pss = tree_memory(proc.pid, peaks, labels)
+                peak_rss, peak_pss, samples = max(peak_rss, rss), max(peak_pss, pss), samples + 1
+                exited(sample_interval)
+        finally:
+            exited(None)
         proc.returncode = os.waitstatus_to_exitcode(status)
         reader.join()
     return {"returncode": proc.returncode, "wall_s": wall, "user_s": ru.ru_utime,
