@@ -19,7 +19,7 @@ from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.paths import is_hidden
 
 __all__ = ["MANIFEST", "FORMAT", "ManifestError", "file_digest", "output_files",
-           "write_manifest", "read_manifest", "check_output", "check_inputs"]
+           "write_manifest", "read_manifest", "check_output", "check_file", "check_inputs"]
 
 #: the manifest's file name in an output directory
 MANIFEST = "_MANIFEST.json"
@@ -125,13 +125,30 @@ def check_output(directory, manifest):
         elif name not in listed:
             why = "%s is not in its manifest" % name
         else:
-            got = file_digest(os.path.join(directory, name))
-            if got == {k: listed[name][k] for k in ("bytes", "sha256")}:
-                continue
-            why = "%s is not the file the run wrote (%d bytes, %d when written)" % (
-                name, got["bytes"], listed[name]["bytes"])
+            why = _changed(os.path.join(directory, name), name, listed[name])
+        if why:
+            raise ManifestError("%s is not the output its manifest describes: %s (a partial "
+                                "or changed output; run the job whole)" % (directory, why))
+
+
+def check_file(path, record, directory):
+    """Refuse (:class:`ManifestError`) a file of the output ``directory`` (one
+    besides its part files: an update's reserve) that is not the one its
+    manifest ``record`` (``path``, ``bytes``, ``sha256``) describes."""
+    why = ("%s is missing" % record["path"] if not os.path.isfile(path)
+           else _changed(path, record["path"], record))
+    if why:
         raise ManifestError("%s is not the output its manifest describes: %s (a partial or "
                             "changed output; run the job whole)" % (directory, why))
+
+
+def _changed(path, name, record):
+    """Why the file ``path`` is not the one ``record`` describes, or None."""
+    got = file_digest(path)
+    if got == {k: record[k] for k in ("bytes", "sha256")}:
+        return None
+    return "%s is not the file the run wrote (%d bytes, %d when written)" % (
+        name, got["bytes"], record["bytes"])
 
 
 def check_inputs(directory, manifest, given=None):

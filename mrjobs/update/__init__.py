@@ -45,19 +45,20 @@ import shutil
 import sys
 import tempfile
 import uuid
+from typing import NamedTuple
 
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.options import RESULT_OPTIONS, version
 from mrjobs.runtime.commit import OutputCommitter, OutputConflict
 from mrjobs.runtime.failures import JobError
-from mrjobs.runtime.manifest import (check_inputs, check_output, output_files, read_manifest,
-                                     write_manifest)
+from mrjobs.runtime.manifest import (check_file, check_inputs, check_output, file_digest,
+                                     output_files, read_manifest, write_manifest)
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, bytes_per_entry, data_first_line
 from mrjobs.update.changes import CorpusCut, read_additions, read_removals, vector_id
-from mrjobs.update.rows import (as_it_was, floors_table, merged, parse_row, read_rows,
-                                row_text, rows_again)
+from mrjobs.update.rows import (Today, as_it_was, floors_table, read_reserve, read_rows,
+                                reserve_lines, rows_again)
 
-__all__ = ["Update", "option_args", "REFUSED"]
+__all__ = ["Update", "Prepared", "option_args", "REFUSED", "RESERVE_FILE"]
 
 log = logging.getLogger("mrjobs.update")
 
@@ -74,6 +75,22 @@ _DEFAULTS = {"include_self": False, "ids": "uuid", "output_format": "json"}
 #: job does the update (their products against the corpus, with the rows of
 #: every other vector, would cost more: ~2 * share of a full run's products)
 WHOLE_SHARE = 0.4
+#: where an update keeps each row's best beyond K (``--reserve``), in its output
+RESERVE_FILE = os.path.join("_reserve", "part-00000")
+
+
+class Prepared(NamedTuple):
+    """What an update computes from (:meth:`Update.prepare`): yesterday's
+    stored rows (``{id: value}``) and the ids of the ``whole`` ones, the
+    removed ids (``gone``), the rows computed again (``again``, and with the
+    added vectors ``fresh``), and today's corpus cut (:class:`CorpusCut`)."""
+
+    rows: dict
+    whole: set
+    gone: set
+    again: set
+    fresh: set
+    cut: CorpusCut
 
 
 def option_args(options):
@@ -125,13 +142,16 @@ class Update:
         Yesterday's input files where they are now (default: the manifest's).
     overwrite : bool
         ``--overwrite-output``.
+    reserve : int, optional
+        ``--reserve``: each row's best kept beyond K (default: yesterday's).
     """
 
     def __init__(self, previous, output_dir, add=(), remove=(), job_args=(), corpus=None,
-                 overwrite=False):
+                 overwrite=False, reserve=None):
         self.previous, self.output_dir = previous, output_dir
         self.add, self.remove = list(add), list(remove)
         self.job_args, self.corpus, self.overwrite = list(job_args), corpus, overwrite
+        self.reserve = reserve
         self.committer = self.work = None
         self.stats = {}
 
@@ -151,6 +171,13 @@ class Update:
                 raise JobError("%s was made with %s: %s; run the job whole"
                                % (self.previous, "--" + name.replace("_", "-"), why))
         self.check_given_options()
+        self.then = (manifest.get("reserve") or {}).get("rows", 0)
+        if self.reserve is None:
+            self.reserve = self.then
+        if self.reserve and options["top_k"] is None:
+            raise JobError("--reserve %d keeps rows beyond --top-k; %s was made with "
+                           "--threshold alone, whose rows are whole" % (self.reserve,
+                                                                        self.previous))
         if places:
             self.check_places()
         check_output(self.previous, manifest)
@@ -208,31 +235,62 @@ class Update:
             self.committer.abort()
         return self.stats
 
-    def compute(self, corpus):
+    @property
+    def cap(self):
+        """The entries a row keeps: K and the reserve (None: all)."""
+        k = self.options["top_k"]
+        return None if k is None else k + self.reserve
+
+    def prepare(self, corpus, work):
+        """The change set read, yesterday's stored rows, the rows to compute
+        again, today's corpus cut into ``work``: a :class:`Prepared`."""
         o = self.options
         removed = read_removals(self.remove)
         added = read_additions(self.add, o["input_format"], o["float32"])
-        rows = read_rows(self.previous_lines(), self.previous)
+        rows, whole = self.previous_rows()
         gone = {vector_id(k) for k in removed}
-        again = rows_again(rows, gone, o["top_k"])
-        self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
-                      "rows computed again": len(again)}
-        cut = CorpusCut(self.work, o["input_format"], o["float32"],
+        again = rows_again(rows, whole, gone, o["top_k"])
+        cut = CorpusCut(work, o["input_format"], o["float32"],
                         features=o.get("num_features") is not None)
         cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
-        if cut.features is not None:
-            self.check_features(cut)
-        fresh = again | {vector_id(k) for k, _ in added}
-        share = len(fresh) / max(1, len(cut.kept) - len(again) + len(fresh))
-        if share > WHOLE_SHARE:
+        self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
+                      "rows computed again": len(again), "reserve": self.reserve}
+        return Prepared(rows, whole, gone, again, again | {vector_id(k) for k, _ in added},
+                        cut)
+
+    def compute(self, corpus):
+        p = self.prepare(corpus, self.work)
+        if p.cut.features is not None:
+            self.check_features(p.cut)
+        share = len(p.fresh) / max(1, len(p.cut.kept) - len(p.again) + len(p.fresh))
+        today = Today(self.options["top_k"], self.cap)
+        if share > WHOLE_SHARE or self.reserve > self.then:
             # the rows to compute again are most of the corpus: their products
-            # against it cost more than a full run's, which gives the same lines
-            log.info("update: %.0f%% of today's rows are computed again: one run of the job "
-                     "on today's corpus instead", 100 * share)
-            out = self.run_job([cut.paths["rest"], cut.paths["again"]])
+            # against it cost more than a full run's, which gives the same lines;
+            # or the rows are to keep more than yesterday's kept
+            log.info("update: %s: one run of the job on today's corpus instead",
+                     "%.0f%% of today's rows are computed again" % (100 * share)
+                     if share > WHOLE_SHARE else "--reserve %d, yesterday's %d" % (
+                         self.reserve, self.then))
+            for key, value in job_rows(self.job_args, [p.cut.paths["rest"], p.cut.paths[
+                    "again"]], dict(self.options, top_k=self.cap), self.work).items():
+                today.keep_text(key, value, self.cap is None
+                                or value.count('": ') < self.cap)
         else:
-            out = self.merge(rows, gone, fresh, *self.run_queries(cut, rows, gone, fresh))
-        self.write(out, cut)
+            self.merge(p, today, *self.run_queries(p))
+        self.write(today, p.cut)
+
+    def previous_rows(self):
+        """Yesterday's stored rows and the ids of the whole ones: its reserve
+        where it kept one (checked against its manifest), else its output
+        rows (whole where they hold fewer than K)."""
+        if self.then:
+            path = os.path.join(self.previous, RESERVE_FILE)
+            check_file(path, self.manifest["reserve"]["file"], self.previous)
+            return read_reserve(path)
+        rows = read_rows(self.previous_lines(), self.previous)
+        k = self.options["top_k"]
+        return rows, {key for key, v in rows.items() if k is None or v.count('": ') < k}
 
     def previous_lines(self):
         for name in output_files(self.previous):
@@ -247,13 +305,14 @@ class Update:
                 "features: %d yesterday, %d today, so every score changes; run the job "
                 "whole with --num-features %d" % (self.options["measure"], then, now, now))
 
-    def run_queries(self, cut, rows, gone, fresh):
-        """The two runs of the job: the rows computed again (``fresh``) against
-        the other vectors, both ways, each other vector's pairs kept from its
-        floor (``--floors``, under ``--top-k``: its K-th score of yesterday
-        where its row was full, no neighbour of it removed); those rows among
-        themselves."""
-        p, n = cut.paths, cut.counts
+    def run_queries(self, prepared):
+        """The two runs of the job, each row's best ``cap``: the rows computed
+        again (``fresh``) against the other vectors, both ways, each other
+        vector's pairs kept from its floor (``--floors``, under ``--top-k``:
+        the last score of its stored row, less its removed neighbours, where
+        the row is not whole); those rows among themselves."""
+        p, n = prepared.cut.paths, prepared.cut.counts
+        options = dict(self.options, top_k=self.cap)
         first = second = {}
         if n["again"] and n["rest"]:
             log.info("update: run 1: %d line(s) of added vectors and rows that lost a "
@@ -261,88 +320,87 @@ class Update:
             floors = []
             if self.options["top_k"] is not None:
                 floors = ["--floors", os.path.join(self.work, "floors")]
-                floors_table(rows, gone, fresh, self.options["top_k"]).tofile(floors[1])
+                floors_table(prepared.rows, prepared.whole, prepared.gone,
+                             prepared.fresh).tofile(floors[1])
             # (--include-self: the rows computed again get themselves in run 2)
-            first = self.run_job([p["rest"], "--queries", p["again"], "--both-ways",
-                                  "--query-blocks", str(self.query_blocks(p["again"]))]
-                                 + floors, dict(self.options, include_self=False))
+            first = job_rows(self.job_args, [
+                p["rest"], "--queries", p["again"], "--both-ways", "--query-blocks",
+                str(query_blocks(p["again"], self.options))] + floors,
+                dict(options, include_self=False), self.work)
         if n["again"]:
             log.info("update: run 2: those %d line(s) among themselves", n["again"])
-            second = self.run_job([p["again"]])
+            second = job_rows(self.job_args, [p["again"]], options, self.work)
         return first, second
 
-    def query_blocks(self, path):
-        """Blocks for the rows computed again in run 1 (its queries): as many
-        as a block's entries ask for, so that few of them meet each block of
-        the corpus once (the corpus would go to each of ``--blocks`` query
-        blocks otherwise)."""
-        entries = os.path.getsize(path) / bytes_per_entry(
-            self.options["input_format"], data_first_line([path]))
-        return max(1, math.ceil(entries / DEFAULT_BLOCK_ENTRIES))
-
-    def run_job(self, args, options=None):
-        """The dot-products job's lines (``{id: value}``) of a run with
-        ``args`` (inputs, --queries) besides yesterday's options (or
-        ``options``), on the runner given."""
-        quiet = [] if {"-q", "--quiet", "-v", "--verbose"} & set(self.job_args) else ["-q"]
-        job = job_of(self.job_args + quiet + option_args(options or self.options) + args)
-        out = tempfile.TemporaryFile(dir=self.work)
-        job.sandbox(stdout=out, stderr=getattr(sys.stderr, "buffer", sys.stderr))
-        loggers = [logging.getLogger(n) for n in ("mrjobs", "mrjob", "__main__")]
-        saved = [(g, list(g.handlers), g.level) for g in loggers]
-        try:
-            job.run_job()  # (a run sets up its logging: undone after it)
-        finally:
-            for g, handlers, level in saved:
-                g.handlers[:] = handlers
-                g.setLevel(level)
-        out.seek(0)
-        with open(out.fileno(), encoding="utf-8", closefd=False) as text:
-            rows = read_rows(text, "the output of a run of the job")
-        out.close()
-        return rows
-
-    def merge(self, rows, gone, again, first, second):
-        """Today's rows ``{id: value text}``: for the vectors of ``again``
-        (added ones included) their pairs of both runs; for the others
-        yesterday's row merged with their pairs of the first run."""
-        top_k = self.options["top_k"]
-        out = {}
-        for key in again:
-            entries = parse_row(first.get(key, "{}")) + parse_row(second.get(key, "{}"))
-            if entries:
-                out[key] = row_text(merged(entries, top_k))
-        kept = 0
+    def merge(self, prepared, today, first, second):
+        """Today's rows (into ``today``, a :class:`Today`): for the vectors of
+        ``fresh`` (added ones included) their pairs of both runs; for the
+        others yesterday's stored row merged with their pairs of the first run."""
+        rows, whole, gone, fresh = prepared.rows, prepared.whole, prepared.gone, prepared.fresh
+        for key in fresh:
+            today.fresh(key, first.get(key), second.get(key))
         for key in set(rows) | set(first):
-            if key in gone or key in again:
+            if key in gone or key in fresh:
                 continue
             value, new = rows.get(key), first.get(key)
-            if value is not None and as_it_was(value, new, gone, top_k):
-                out[key] = value
-                kept += 1
-                continue
-            entries = {n: s for n, s in parse_row(value or "{}") if n not in gone}
-            for n, s in parse_row(new or "{}"):  # (a vector of again: in both, same score)
-                entries.setdefault(n, s)
-            entries = merged(list(entries.items()), top_k)
-            if entries:
-                out[key] = row_text(entries)
-        self.stats["rows as they were"] = kept
-        return out
+            if value is not None and as_it_was(value, new, gone, key in whole):
+                today.keep_text(key, value, key in whole)
+            else:
+                today.merge(key, value, new, gone, key in whole or value is None)
+        self.stats["rows as they were"] = today.kept
 
-    def write(self, rows, cut):
+    def write(self, today, cut):
         tmp = self.committer.tmp
         os.makedirs(os.path.join(tmp, "_corpus"))
         with open(os.path.join(tmp, "part-00000"), "w", encoding="utf-8") as f:
-            for key in sorted(rows):
-                f.write("%s\t%s\n" % (json.dumps(key), rows[key]))
+            for key in sorted(today.out):
+                f.write("%s\t%s\n" % (json.dumps(key), today.out[key]))
+        made = {"job": "dot_products", "version": version(), "options": self.options}
+        if self.reserve:
+            path = os.path.join(tmp, RESERVE_FILE)
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w", encoding="utf-8") as f:
+                f.writelines(reserve_lines(today.stored, today.whole))
+            made["reserve"] = {"rows": self.reserve, "file": dict(
+                path=RESERVE_FILE, **file_digest(path))}
         corpus = []
         for name in ("rest", "again"):
             path = os.path.join(tmp, "_corpus", os.path.basename(cut.paths[name]))
             shutil.move(cut.paths[name], path)
             corpus.append(path)
-        self.stats["output lines"] = len(rows)
-        write_manifest(tmp, {"job": "dot_products", "version": version(),
-                             "options": self.options,
-                             "update": dict(self.stats, previous=os.path.abspath(
-                                 self.previous))}, corpus)
+        self.stats["output lines"] = len(today.out)
+        made["update"] = dict(self.stats, previous=os.path.abspath(self.previous))
+        write_manifest(tmp, made, corpus)
+
+
+def query_blocks(path, options):
+    """Blocks for the rows computed again in the update's first run (its
+    queries, in ``path``): as many as a block's entries ask for, so that few
+    of them meet each block of the corpus once (the corpus would go to each
+    of ``--blocks`` query blocks otherwise)."""
+    entries = os.path.getsize(path) / bytes_per_entry(options["input_format"],
+                                                      data_first_line([path]))
+    return max(1, math.ceil(entries / DEFAULT_BLOCK_ENTRIES))
+
+
+def job_rows(job_args, args, options, work):
+    """The dot-products job's rows (``{id: value}``) of a run with ``args``
+    (inputs, --queries), ``options`` (a manifest's) and ``job_args`` (the
+    runner's, given to the update), its output in a file of ``work``."""
+    quiet = [] if {"-q", "--quiet", "-v", "--verbose"} & set(job_args) else ["-q"]
+    job = job_of(job_args + quiet + option_args(options) + args)
+    out = tempfile.TemporaryFile(dir=work)
+    job.sandbox(stdout=out, stderr=getattr(sys.stderr, "buffer", sys.stderr))
+    loggers = [logging.getLogger(n) for n in ("mrjobs", "mrjob", "__main__")]
+    saved = [(g, list(g.handlers), g.level) for g in loggers]
+    try:
+        job.run_job()  # (a run sets up its logging: undone after it)
+    finally:
+        for g, handlers, level in saved:
+            g.handlers[:] = handlers
+            g.setLevel(level)
+    out.seek(0)
+    with open(out.fileno(), encoding="utf-8", closefd=False) as text:
+        rows = read_rows(text, "the output of a run of the job")
+    out.close()
+    return rows

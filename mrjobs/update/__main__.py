@@ -39,6 +39,11 @@ def parser():
     ap.add_argument("--corpus", action="append", default=None, metavar="PATH",
                     help="yesterday's input files where they are now (in the manifest's "
                          "order), if they moved; their bytes are checked")
+    ap.add_argument("--reserve", type=_count, default=None, metavar="R",
+                    help="under --top-k K, keep each row's best K + R in NEW/_reserve, so "
+                         "that tomorrow's update computes again only the rows that lose "
+                         "more than R of them (default: DIR's R, 0 if none; an R above "
+                         "DIR's runs the job once on today's corpus)")
     ap.add_argument("--overwrite-output", action="store_true",
                     help="replace what is in a non-empty --output-dir")
     ap.add_argument("--plan", action="store_true",
@@ -47,6 +52,16 @@ def parser():
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="print nothing but errors (the runs get -q too)")
     return ap
+
+
+def _count(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError("expected a count (0 or more), got %r" % text)
+    return n
 
 
 def main(argv=None):
@@ -93,7 +108,8 @@ def _misspelt(ap, rest):
 
 def _update(args, rest, log):
     update = Update(args.previous, args.output_dir, args.add, args.remove, rest,
-                    corpus=args.corpus, overwrite=args.overwrite_output)
+                    corpus=args.corpus, overwrite=args.overwrite_output,
+                    reserve=args.reserve)
     restore = catch_stop_signals()
     try:
         if args.plan:
