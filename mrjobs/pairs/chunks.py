@@ -69,13 +69,10 @@ def upper(r, c, dots, include_self):
     return r[keep], c[keep], dots[keep]
 
 
-def chunk_scores(r, c, dots, scorer, stats, exclude, n_c):
+def chunk_scores(r, c, dots, scorer, stats):
     """The kept (rows, cols, scores) of a chunk's dot products (of the upper
     triangle, on a diagonal block)."""
     stats_a, stats_c = stats
-    if exclude is not None:
-        keep = ~np.isin(r * n_c + c, exclude)
-        r, c, dots = r[keep], c[keep], dots[keep]
     scores = scorer.score(dots, None if stats_a is None else stats_a[r],
                           None if stats_c is None else stats_c[c])
     keep = scorer.keep(scores)

@@ -18,8 +18,7 @@ What happens to a chunk of rows, in order:
    that cancel, or underflow) are put back (scipy drops exact zeros; every
    pair that shares a feature gets a score);
 3. on a diagonal block, the pairs below the diagonal (and the diagonal
-   itself, unless ``include_self``) are dropped; on two blocks, the pairs
-   ``exclude`` names (a query and a corpus vector with its id);
+   itself, unless ``include_self``) are dropped;
 4. the scorer turns dot products into scores and drops what is not finite
    or below the threshold;
 5. each row's ``k`` best are selected -- on a dense array of the chunk when
@@ -159,8 +158,7 @@ class PairWork(NamedTuple):
     pair_pruned: int = 0
 
 
-def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, exclude=None,
-              progress=None):
+def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, progress=None):
     """Best-scored pairs of the rows of two CSR blocks, in both directions.
 
     Parameters
@@ -174,9 +172,8 @@ def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, excl
     spec : PairSpec
         ``k``, the chunk ``limit``, ``diagonal``, ``include_self``,
         ``mirror``, ``prune`` and ``kernel`` (see :class:`PairSpec`).
-    stats_a, stats_c, exclude : numpy.ndarray, optional
-        Per-row statistics of the measure; pairs left out, as ``row *
-        len(C) + col`` (two blocks only).
+    stats_a, stats_c : numpy.ndarray, optional
+        Per-row statistics of the measure.
     progress : callable, optional
         ``progress(done, planned)``: the pair product's multiply-adds
         (:func:`~mrjobs.pairs.chunks.row_products`) done so far and in all,
@@ -202,18 +199,18 @@ def pair_best(A, C, scorer, spec=PairSpec(), *, stats_a=None, stats_c=None, excl
     held = Held(k, spec.limit if k is None else 2 * k * n_c, n_c)
     exact_zeros = may_hold_zero_dots(A.data, C.data)
     tell = _Tell(progress, A, C, spec)
-    plan = _plan(A, C, scorer, spec, exclude, (stats_a, stats_c), exact_zeros)
+    plan = _plan(A, C, scorer, spec, (stats_a, stats_c), exact_zeros)
     if plan is not None:
         results = _pruned_best(plan, scorer, spec, held, (stats_a, stats_c), tell)
         products = yield from (merged(results, k) if spec.merged else results)
         tell.end()
         return PairWork(products, plan.rows_pruned, plan.cols_pruned, plan.cells_pruned,
                         int(plan.pair_pruned))
-    if spec.c is not None and k is not None and exclude is None and scorer.fused():
+    if spec.c is not None and k is not None and scorer.fused():
         work = PairWork((yield from fused_best(A, C, scorer, spec, tell)))
     else:
         full = _full_best if spec.c is None else _full_best_c
-        results = full(A, C, (scorer, (stats_a, stats_c), exclude), spec, held, exact_zeros,
+        results = full(A, C, (scorer, (stats_a, stats_c)), spec, held, exact_zeros,
                        tell)
         work = PairWork((yield from (merged(results, k) if spec.merged else results)))
     tell.end()
@@ -254,7 +251,7 @@ class _Tell:
 
 def _full_best(A, C, scoring, spec, held, exact_zeros, tell):
     """:func:`pair_best` without pruning: every product, chunk by chunk
-    (``scoring``: the scorer, the two sides' stats, the pairs excluded)."""
+    (``scoring``: the scorer and the two sides' stats)."""
     n_c, k, limit, diagonal = C.shape[0], spec.k, spec.limit, spec.diagonal
     Bt = None if diagonal else C.T.tocsr()
     # with k, chunks narrow enough for a dense array of <= 4 * limit cells
@@ -268,7 +265,7 @@ def _full_best(A, C, scoring, spec, held, exact_zeros, tell):
         if diagonal:
             r, c, dots = upper(r, c, dots, spec.include_self)
         products += dots.shape[0]
-        r, c, scores = chunk_scores(r, c, dots, *scoring, n_c)
+        r, c, scores = chunk_scores(r, c, dots, *scoring)
         yield from chunk_best(r, c, scores, spec, (start, end, c0, n_c), held)
         if held.full():
             yield (COLUMNS,) + held.take()
@@ -305,7 +302,7 @@ def _full_best_c(A, C, scoring, spec, held, exact_zeros, tell):
         if n < 0:
             raise AssertionError("a chunk's products exceed their bound")
         products += n
-        r, c, scores = chunk_scores(out[0][:n], out[1][:n], out[2][:n], *scoring, n_c)
+        r, c, scores = chunk_scores(out[0][:n], out[1][:n], out[2][:n], *scoring)
         if k is None:
             yield from sparse_best(r, c, scores, None, held, spec.mirror, diagonal)
             if held.full():
@@ -390,7 +387,7 @@ def _dot(x, y):
     return float(np.multiply(x, y, dtype=np.float64).sum())
 
 
-def _plan(A, C, scorer, spec, exclude, stats, zeros):
+def _plan(A, C, scorer, spec, stats, zeros):
     """A :class:`~mrjobs.pairs.pruning.PairPlan` where pruning pays, else None.
 
     Only with a threshold: with top-k alone, a first pass over one group
@@ -399,7 +396,7 @@ def _plan(A, C, scorer, spec, exclude, stats, zeros):
     multiply more row entries than :data:`LIVE_SHARE_MAX` of the full
     product's bound is dropped (``spec.prune`` "always": neither gate)."""
     mode = spec.prune_mode
-    if mode == "never" or exclude is not None or scorer.threshold is None:
+    if mode == "never" or scorer.threshold is None:
         return None
     # here, not at the top: mrjobs.pairs.pruning needs scipy, which a stripes task
     # (or the vectors and rows steps) must not need
@@ -443,12 +440,11 @@ def _pruned_best(plan, scorer, spec, held, stats, tell):
     for end in chunk_ends(bound, spec.limit):
         chunks.append(order[start:end])
         start = end
-    n_c = plan.C.shape[0]
     for chunk in chunks:
         r, c, dots = chunk if isinstance(chunk, tuple) else plan.pairs(chunk)
         if spec.diagonal:
             r, c, dots = upper(r, c, dots, plan.include_self)
-        r, c, scores = chunk_scores(r, c, dots, scorer, stats, None, n_c)
+        r, c, scores = chunk_scores(r, c, dots, scorer, stats)
         yield from sparse_best(r, c, scores, spec.k, held, spec.mirror, spec.diagonal)
         if held.full():
             yield (COLUMNS,) + held.take()

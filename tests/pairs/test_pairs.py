@@ -75,11 +75,11 @@ def _oracle(A, C, k, threshold, diagonal, include_self):
 
 
 def _run(A, C, k, threshold, limit, diagonal=False, include_self=False, mirror=True,
-         exclude=None, prune=False, merge=False, measure="dot"):
+         prune=False, merge=False, measure="dot"):
     counts = Counters()
     spec = PairSpec(k, limit, diagonal=diagonal, include_self=include_self, mirror=mirror,
                     prune=prune, kernel=_KERNEL["name"], merge=merge)
-    results = pair_best(A, C, Scorer(measure, counts, threshold), spec, exclude=exclude)
+    results = pair_best(A, C, Scorer(measure, counts, threshold), spec)
     got = {ROWS: {}, COLUMNS: {}}
     while True:
         try:
@@ -177,20 +177,6 @@ def test_without_mirror_only_rows_come_back():
     got, _, _ = _run(A, C, 2, None, 4, mirror=False)
     assert got[COLUMNS] == {}
     assert got[ROWS] == _oracle(A, C, 2, None, False, False)[0]
-
-
-def test_excluded_pairs_are_left_out_in_both_directions():
-    rng = np.random.default_rng(8)
-    A, C = _block(rng, 10, 5, 0.6), _block(rng, 12, 5, 0.6)
-    shared = ((A != 0).astype(int) @ (C != 0).T.astype(int)).tocoo()
-    out = [(int(r), int(c)) for r, c in zip(shared.row, shared.col)][::3]
-    got, _, _ = _run(A, C, None, None, 6, exclude=np.array([r * 12 + c for r, c in out]))
-    rows, cols = _oracle(A, C, None, None, False, False)
-    for r, c in out:
-        rows[r] = [p for p in rows[r] if p[0] != c]
-        cols[c] = [p for p in cols[c] if p[0] != r]
-    assert got[ROWS] == {g: v for g, v in rows.items() if v}
-    assert got[COLUMNS] == {g: v for g, v in cols.items() if v}
 
 
 def test_exact_zero_dot_products_are_scored():
