@@ -55,8 +55,8 @@ from mrjobs.runtime.manifest import (check_file, check_inputs, check_output, fil
                                      output_files, read_manifest, write_manifest)
 from mrjobs.strategies.sizing import DEFAULT_BLOCK_ENTRIES, bytes_per_entry, data_first_line
 from mrjobs.update.changes import CorpusCut, read_additions, read_removals, vector_id
-from mrjobs.update.rows import (Today, as_it_was, floors_table, read_reserve, read_rows,
-                                reserve_lines, rows_again)
+from mrjobs.update.rows import (Today, as_it_was, floors_table, losing, read_reserve,
+                                read_rows, reserve_lines, rows_again)
 
 __all__ = ["Update", "Prepared", "option_args", "REFUSED", "RESERVE_FILE"]
 
@@ -82,12 +82,15 @@ RESERVE_FILE = os.path.join("_reserve", "part-00000")
 class Prepared(NamedTuple):
     """What an update computes from (:meth:`Update.prepare`): yesterday's
     stored rows (``{id: value}``) and the ids of the ``whole`` ones, the
-    removed ids (``gone``), the rows computed again (``again``, and with the
-    added vectors ``fresh``), and today's corpus cut (:class:`CorpusCut`)."""
+    removed ids (``gone``), the rows that hold a removed neighbour (``lost``:
+    :func:`~mrjobs.update.rows.losing`), the rows computed again (``again``,
+    and with the added vectors ``fresh``), and today's corpus cut
+    (:class:`CorpusCut`)."""
 
     rows: dict
     whole: set
     gone: set
+    lost: dict
     again: set
     fresh: set
     cut: CorpusCut
@@ -249,14 +252,15 @@ class Update:
         added = read_additions(self.add, o["input_format"], o["float32"])
         rows, whole = self.previous_rows()
         gone = {vector_id(k) for k in removed}
-        again = rows_again(rows, whole, gone, o["top_k"])
+        lost = losing(rows, gone)
+        again = rows_again(rows, whole, lost, o["top_k"])
         cut = CorpusCut(work, o["input_format"], o["float32"],
                         features=o.get("num_features") is not None)
         cut.write(corpus, removed, {uuid.UUID(k).bytes for k in again}, added)
         self.stats = {"added": len({k for k, _ in added}), "removed": len(removed),
                       "rows computed again": len(again), "reserve": self.reserve}
-        return Prepared(rows, whole, gone, again, again | {vector_id(k) for k, _ in added},
-                        cut)
+        return Prepared(rows, whole, gone, lost, again,
+                        again | {vector_id(k) for k, _ in added}, cut)
 
     def compute(self, corpus):
         p = self.prepare(corpus, self.work)
@@ -320,7 +324,7 @@ class Update:
             floors = []
             if self.options["top_k"] is not None:
                 floors = ["--floors", os.path.join(self.work, "floors")]
-                floors_table(prepared.rows, prepared.whole, prepared.gone,
+                floors_table(prepared.rows, prepared.whole, prepared.gone, prepared.lost,
                              prepared.fresh).tofile(floors[1])
             # (--include-self: the rows computed again get themselves in run 2)
             first = job_rows(self.job_args, [
@@ -343,7 +347,8 @@ class Update:
             if key in gone or key in fresh:
                 continue
             value, new = rows.get(key), first.get(key)
-            if value is not None and as_it_was(value, new, gone, key in whole):
+            if value is not None and as_it_was(value, new, key in prepared.lost,
+                                               key in whole):
                 today.keep_text(key, value, key in whole)
             else:
                 today.merge(key, value, new, gone, key in whole or value is None)

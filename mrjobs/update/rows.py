@@ -22,7 +22,8 @@ from mrjobs.runtime.failures import JobError
 from mrjobs.strategies.blocks import FLOOR_DTYPE
 
 __all__ = ["read_rows", "parse_row", "merged", "row_text", "RowsError", "neighbours",
-           "first_entry", "last_entry", "before", "rows_again", "as_it_was", "floors_table",
+           "first_entry", "last_entry", "before", "losing", "rows_again", "as_it_was",
+           "floors_table",
            "cut_row", "read_reserve", "reserve_lines", "Today"]
 
 
@@ -136,28 +137,37 @@ def row_text(entries):
     return "{%s}" % ", ".join("%s: %s" % (json.dumps(n), s) for n, s in entries)
 
 
-def rows_again(rows, whole, gone, k):
+def losing(rows, gone):
+    """``{id: removed neighbours}`` of the stored rows (``{id: value}``) of
+    vectors that stay but hold a removed one (``gone``: ids); one pass."""
+    lost = {}
+    if gone:
+        for key, value in rows.items():
+            if key not in gone:
+                m = sum(n in gone for n in neighbours(value))
+                if m:
+                    lost[key] = m
+    return lost
+
+
+def rows_again(rows, whole, lost, k):
     """The stored rows (``{id: value}``; ``whole``: the ids of those that hold
-    all their pairs) whose K-th place a removal (``gone``: ids) leaves
-    unknown: under ``--top-k`` (``k``), a row that is not whole and holds
-    fewer than K neighbours once the removed ones are out."""
-    if k is None or not gone:
+    all their pairs) whose K-th place a removal leaves unknown (``lost``:
+    :func:`losing`): under ``--top-k`` (``k``), a row that is not whole and
+    holds fewer than K neighbours once the removed ones are out."""
+    if k is None:
         return set()
-    again = set()
-    for key, value in rows.items():
-        if key not in gone and key not in whole:
-            ids = neighbours(value)
-            if len(ids) - sum(n in gone for n in ids) < k:
-                again.add(key)
-    return again
+    return {key for key, m in lost.items()
+            if key not in whole and rows[key].count('": ') - m < k}
 
 
-def as_it_was(value, new, gone, whole):
+def as_it_was(value, new, lost, whole):
     """Whether the stored row ``value`` stays as it is: no neighbour of it
-    removed, and no new pair (``new``, its row of the update's run) that
-    enters it -- a row that is not ``whole`` whose last entry comes before
-    the new row's first (the rows' text looked at, parsed only if need be)."""
-    if gone and any(n in gone for n in neighbours(value)):
+    removed (``lost``: it lost one), and no new pair (``new``, its row of the
+    update's run) that enters it -- a row that is not ``whole`` whose last
+    entry comes before the new row's first (the rows' text looked at, parsed
+    only if need be)."""
+    if lost:
         return False
     if new is None:
         return True
@@ -167,24 +177,20 @@ def as_it_was(value, new, gone, whole):
     return last is not None and first is not None and before(last, first)
 
 
-def _last_kept(value, gone):
-    """The last entry of a row's text that is not a removed vector's."""
-    if not (gone and any(n in gone for n in neighbours(value))):
-        return last_entry(value)
-    return [e for e in parse_row(value) if e[0] not in gone][-1]
-
-
-def floors_table(rows, whole, gone, fresh):
+def floors_table(rows, whole, gone, lost, fresh):
     """The ``--floors`` records of the update's first run: for each stored row
-    that is not whole, not computed again (``fresh``) and not removed, its
-    last score once the removed neighbours are out (a pair below it cannot
-    enter the row's known part), sorted by id."""
+    that is not whole, not computed again (``fresh``) and not removed
+    (``gone``), its last score once the removed neighbours are out (``lost``:
+    the rows that hold one; a pair below it cannot enter the row's known
+    part), sorted by id."""
     keys, floors = [], []
     for key, value in rows.items():
         if key in fresh or key in gone or key in whole:
             continue
+        last = (last_entry(value) if key not in lost else
+                [e for e in parse_row(value) if e[0] not in gone][-1])
         keys.append(uuid.UUID(key).bytes)
-        floors.append(float(_last_kept(value, gone)[1]))
+        floors.append(float(last[1]))
     table = np.empty(len(keys), FLOOR_DTYPE)
     table["id"], table["floor"] = keys, floors
     table.sort(order="id")
