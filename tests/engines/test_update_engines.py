@@ -50,3 +50,16 @@ def test_the_cluster_updates_with_the_full_runs_bytes(hadoop_cluster, cluster_en
     full_run(day.yesterday, ARGS, tmp_path / "prev")
     assert update_main(day.update_args(tmp_path / "prev", tmp_path / "out") + args) == 0
     assert output_bytes(tmp_path / "out") == full_run(day.today, ARGS)
+
+
+def test_hadoop_local_mode_updates_from_a_reserve(streaming_jar, hadoop_tmp, tmp_path):
+    # the reserve made inline (--reserve 3: one run at top 7), the next update's
+    # runs on Hadoop at top 7, merged with the reserve's rows
+    day = Day(tmp_path, *split_day(LINES, 10, 8, 2, seed=4))
+    full_run(day.yesterday, ARGS, tmp_path / "d0")
+    (tmp_path / "none").mkdir()
+    assert update_main(Day(tmp_path / "none", [], [], []).update_args(
+        tmp_path / "d0", tmp_path / "r") + ["--reserve", "3"]) == 0
+    assert update_main(day.update_args(tmp_path / "r", tmp_path / "out") + ["--no-conf"]
+                       + hadoop_args(streaming_jar, hadoop_tmp / "reserve")) == 0
+    assert output_bytes(tmp_path / "out") == full_run(day.today, ARGS)
