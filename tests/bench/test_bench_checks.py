@@ -39,8 +39,12 @@ def test_e2e_rows_pass_and_fail_on_wall_with_cpu_beside():
                  e2e("dense", "sp_matmul_rs", 7.0, 8.0),
                  e2e("text-4k", "job", 6.0, 9.0), e2e("text-4k", "sparse_dot_topn", 4.0, 3.0)]
     c = by_id(checks.e2e_checks(peer_rows, WORKLOADS))
-    assert list(c) == ["e2e dense vs topn", "e2e dense vs rs", "e2e exact-50k vs topn",
-                       "e2e exact-50k vs rs", "e2e text-4k vs topn"]
+    assert list(c) == ["e2e dense vs topn", "e2e dense vs rs", "e2e dense vs rs, real text",
+                       "e2e exact-50k vs topn", "e2e exact-50k vs rs",
+                       "e2e exact-50k vs rs, real text", "e2e text-4k vs topn"]
+    # issue Real text's: 10 / 7 = 1.43 > 0.5
+    assert c["e2e dense vs rs, real text"]["pass"] is False
+    assert "<= 0.5x sp_matmul_rs's" in c["e2e dense vs rs, real text"]["target"]
     # 10 / 8 = 1.25 > 1.0; 10 / 7 = 1.43 <= 1.5; 6 / 4 = 1.5 <= 1.5
     assert c["e2e dense vs topn"]["pass"] is False
     assert c["e2e dense vs topn"]["measured"] == (
@@ -51,7 +55,7 @@ def test_e2e_rows_pass_and_fail_on_wall_with_cpu_beside():
     assert c["e2e dense vs rs"]["measured"].startswith("1.43x wall")
     assert c["e2e text-4k vs topn"]["pass"] is True
     assert "1.5x sparse_dot_topn" in c["e2e text-4k vs topn"]["target"]
-    for cid in ("e2e exact-50k vs topn", "e2e exact-50k vs rs"):
+    for cid in ("e2e exact-50k vs topn", "e2e exact-50k vs rs", "e2e exact-50k vs rs, real text"):
         assert c[cid]["pass"] is None
         assert c[cid]["measured"] == "not run: no job run of exact-50k at top-10 in this run"
 
@@ -137,10 +141,12 @@ def test_evaluate_checks_lists_the_issue_rows_and_not_run_ones():
     workloads = dict(jobs.WORKLOADS["full"], **{w: "-" for w in (
         "tiny", "small", "dense", "large", "W1", "W2", "prune")})
     ids = [(c["id"], c["pass"]) for c in jobs.evaluate_checks(rows, {}, workloads, peer_rows)]
-    assert ids[-8:] == [("e2e dense vs topn", False), ("e2e dense vs rs", True),
-                        ("e2e exact-50k vs topn", None), ("e2e exact-50k vs rs", None),
-                        ("e2e text-4k vs topn", None), ("e2e dense compact vs rs", None),
-                        ("e2e exact-50k compact vs rs", None), ("temp disk", True)]
+    assert ids[-10:] == [("e2e dense vs topn", False), ("e2e dense vs rs", True),
+                         ("e2e dense vs rs, real text", False),
+                         ("e2e exact-50k vs topn", None), ("e2e exact-50k vs rs", None),
+                         ("e2e exact-50k vs rs, real text", None),
+                         ("e2e text-4k vs topn", None), ("e2e dense compact vs rs", None),
+                         ("e2e exact-50k compact vs rs", None), ("temp disk", True)]
     assert ("memory", True) in ids
 
 

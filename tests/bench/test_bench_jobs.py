@@ -318,7 +318,8 @@ def test_quick_run_reports_each_target(quick_run):
                    "top-k %s k=100" % w["dense"], "prune %s t0.5" % w["prune"],
                    "prune %s top-k %d" % (w["prune"], jobs.TOP_K), "peers %s" % w["dense"],
                    "peers %s" % w["text"], "e2e %s vs topn" % w["dense"],
-                   "e2e %s vs rs" % w["dense"], "e2e %s vs topn" % w["text"],
+                   "e2e %s vs rs" % w["dense"], "e2e %s vs rs, real text" % w["dense"],
+                   "e2e %s vs topn" % w["text"],
                    "e2e %s compact vs rs" % w["dense"], "temp disk"]
     for c in result["checks"]:
         assert c["measured"] and isinstance(c["pass"], bool)
