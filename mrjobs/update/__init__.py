@@ -37,7 +37,6 @@ the pairs (``--max-df``, whose cut follows every feature's count;
 ``--num-features`` where today's corpus has another number of features).
 """
 import difflib
-import json
 import logging
 import math
 import os
@@ -359,7 +358,7 @@ class Update:
         os.makedirs(os.path.join(tmp, "_corpus"))
         with open(os.path.join(tmp, "part-00000"), "w", encoding="utf-8") as f:
             for key in sorted(today.out):
-                f.write("%s\t%s\n" % (json.dumps(key), today.out[key]))
+                f.write('"%s"\t%s\n' % (key, today.out[key]))
         made = {"job": "dot_products", "version": version(), "options": self.options}
         if self.reserve:
             path = os.path.join(tmp, RESERVE_FILE)

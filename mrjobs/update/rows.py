@@ -13,8 +13,6 @@ them where it is *whole*, else its first ones: an output row of ``--top-k K``
 K + R entries, of which up to R may be removed before the row's K-th place is
 unknown).  :class:`Today` merges stored rows with an update's new pairs.
 """
-import json
-import uuid
 
 import numpy as np
 
@@ -80,7 +78,7 @@ def read_reserve(path):
 def reserve_lines(stored, whole):
     """The reserve file's lines of stored rows ``{id: value}``, in id order."""
     for key in sorted(stored):
-        yield "%s\t%s\t%d\n" % (json.dumps(key), stored[key], key in whole)
+        yield '"%s"\t%s\t%d\n' % (key, stored[key], key in whole)
 
 
 def cut_row(value, k):
@@ -133,8 +131,9 @@ def merged(entries, top_k):
 
 
 def row_text(entries):
-    """The value of a row of ``entries``, as the job writes it."""
-    return "{%s}" % ", ".join("%s: %s" % (json.dumps(n), s) for n, s in entries)
+    """The value of a row of ``entries``, as the job writes it (its ids are
+    UUIDs in their canonical form: quoted as they are)."""
+    return "{%s}" % ", ".join('"%s": %s' % entry for entry in entries)
 
 
 def losing(rows, gone):
@@ -189,7 +188,7 @@ def floors_table(rows, whole, gone, lost, fresh):
             continue
         last = (last_entry(value) if key not in lost else
                 [e for e in parse_row(value) if e[0] not in gone][-1])
-        keys.append(uuid.UUID(key).bytes)
+        keys.append(bytes.fromhex(key.replace("-", "")))
         floors.append(float(last[1]))
     table = np.empty(len(keys), FLOOR_DTYPE)
     table["id"], table["floor"] = keys, floors
