@@ -42,15 +42,8 @@ def main(argv=None):
     corpus, _ = textcorpus.build(QUICK_DOCUMENTS if o.quick else DOCUMENTS)
     with tempfile.TemporaryDirectory(prefix="mrsparse-bench-longtext-") as tmp:
         rows = shorttext.rows_for(corpus, tmp, log, o.passes)
-    found = checks(rows)
-    common.print_table(rows, [("name", "run"), ("wall_s", "wall s", "{:.2f}"),
-                              ("cpu_s", "CPU s", "{:.2f}")],
-                       title="Long documents (%s, cosine top-%d)" % (corpus.name,
-                                                                     shorttext.TOP_K))
-    common.print_checks(found)
-    path = common.write_results("longtext", {"rows": rows, "checks": found}, o.out)
-    print("written to %s" % path)
-    return 0 if all(c["pass"] for c in found) else 1
+    return shorttext.report("longtext", rows, checks(rows), o.out, "Long documents (%s, "
+                            "cosine top-%d)" % (corpus.name, shorttext.TOP_K), "{:.2f}")
 
 
 if __name__ == "__main__":

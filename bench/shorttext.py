@@ -140,12 +140,17 @@ def main(argv=None):
         if o.quick:
             corpus = wordnet.first_documents(corpus, tmp)
         rows = rows_for(corpus, tmp, log, o.passes)
-    found = checks(rows)
-    common.print_table(rows, [("name", "run"), ("wall_s", "wall s", "{:.1f}"),
-                              ("cpu_s", "CPU s", "{:.1f}")],
-                       title="Short documents (WordNet glosses, cosine top-%d)" % TOP_K)
+    return report("shorttext", rows, checks(rows), o.out,
+                  "Short documents (WordNet glosses, cosine top-%d)" % TOP_K)
+
+
+def report(name, rows, found, out, title, seconds="{:.1f}"):
+    """The table and the targets printed, ``<name>.json`` written; the exit
+    status (1 where a target is missed)."""
+    common.print_table(rows, [("name", "run"), ("wall_s", "wall s", seconds),
+                              ("cpu_s", "CPU s", seconds)], title=title)
     common.print_checks(found)
-    path = common.write_results("shorttext", {"rows": rows, "checks": found}, o.out)
+    path = common.write_results(name, {"rows": rows, "checks": found}, out)
     print("written to %s" % path)
     return 0 if all(c["pass"] for c in found) else 1
 
