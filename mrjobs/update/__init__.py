@@ -57,7 +57,7 @@ from mrjobs.update.changes import CorpusCut, read_additions, read_removals, vect
 from mrjobs.update.rows import (Today, as_it_was, floors_table, losing, read_reserve,
                                 read_rows, reserve_lines, rows_again)
 
-__all__ = ["Update", "Prepared", "option_args", "REFUSED", "RESERVE_FILE"]
+__all__ = ["Update", "Prepared", "option_args", "whole_run", "REFUSED", "RESERVE_FILE"]
 
 log = logging.getLogger("mrjobs.update")
 
@@ -265,16 +265,10 @@ class Update:
         p = self.prepare(corpus, self.work)
         if p.cut.features is not None:
             self.check_features(p.cut)
-        share = len(p.fresh) / max(1, len(p.cut.kept) - len(p.again) + len(p.fresh))
         today = Today(self.options["top_k"], self.cap)
-        if share > WHOLE_SHARE or self.reserve > self.then:
-            # the rows to compute again are most of the corpus: their products
-            # against it cost more than a full run's, which gives the same lines;
-            # or the rows are to keep more than yesterday's kept
-            log.info("update: %s: one run of the job on today's corpus instead",
-                     "%.0f%% of today's rows are computed again" % (100 * share)
-                     if share > WHOLE_SHARE else "--reserve %d, yesterday's %d" % (
-                         self.reserve, self.then))
+        why = whole_run(p, self.reserve, self.then)
+        if why:
+            log.info("update: %s: one run of the job on today's corpus instead", why)
             for key, value in job_rows(self.job_args, [p.cut.paths["rest"], p.cut.paths[
                     "again"]], dict(self.options, top_k=self.cap), self.work).items():
                 today.keep_text(key, value, self.cap is None
@@ -375,6 +369,20 @@ class Update:
         self.stats["output lines"] = len(today.out)
         made["update"] = dict(self.stats, previous=os.path.abspath(self.previous))
         write_manifest(tmp, made, corpus)
+
+
+def whole_run(prepared, reserve, then):
+    """Why one run of the job on today's corpus does an update (the rows to
+    compute again, ``prepared``'s, are most of it: their products against it
+    cost more than a full run's, which gives the same lines; or the rows are
+    to keep more (``reserve``) than yesterday's kept (``then``)), or None."""
+    p = prepared
+    share = len(p.fresh) / max(1, len(p.cut.kept) - len(p.again) + len(p.fresh))
+    if share > WHOLE_SHARE:
+        return "%.0f%% of today's rows are computed again" % (100 * share)
+    if reserve > then:
+        return "--reserve %d, yesterday's %d" % (reserve, then)
+    return None
 
 
 def query_blocks(path, options):

@@ -5,7 +5,7 @@ import shutil
 import tempfile
 
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.update import option_args
+from mrjobs.update import option_args, whole_run
 
 __all__ = ["plan_update"]
 
@@ -20,15 +20,18 @@ def plan_update(update):
     work = tempfile.mkdtemp(prefix="mrsparse-update-plan-")
     try:
         o = update.options
-        cut = update.prepare(corpus, work).cut
-        p, n = cut.paths, cut.counts
+        prepared = update.prepare(corpus, work)
+        p, n = prepared.cut.paths, prepared.cut.counts
         runs = [("a full run on today's corpus", [p["rest"], p["again"]], o)]
         mine = dict(o, top_k=update.cap)
-        if n["again"] and n["rest"]:
-            runs.append(("update run 1, both ways", [p["rest"], "--queries", p["again"],
-                                                     "--both-ways"], mine))
-        if n["again"]:
-            runs.append(("update run 2", [p["again"]], mine))
+        if whole_run(prepared, update.reserve, update.then):  # (at top K + R: a reserve)
+            runs.append(("update: one run, whole", [p["rest"], p["again"]], mine))
+        else:
+            if n["again"] and n["rest"]:
+                runs.append(("update run 1, both ways", [p["rest"], "--queries", p["again"],
+                                                         "--both-ways"], mine))
+            if n["again"]:
+                runs.append(("update run 2", [p["again"]], mine))
         out = []
         for what, args, options in runs:
             options = dict(options, include_self=options["include_self"]

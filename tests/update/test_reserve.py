@@ -125,3 +125,18 @@ def test_a_reserve_needs_top_k_and_its_file_is_checked(tmp_path, capsys):
     reserve.write_bytes(reserve.read_bytes()[:-30])
     err = refused(day, capsys, day.update_args(tmp_path / "prev", tmp_path / "out"))
     assert "%s is not the file the run wrote" % RESERVE_FILE in err
+
+
+def test_the_plan_of_a_first_reserve_is_one_whole_run(tmp_path, capsys):
+    day = Day(tmp_path, *split_day(LINES, 5, 3, 1, seed=12))
+    full_run(day.yesterday, ARGS, tmp_path / "prev")
+    capsys.readouterr()
+    args = day.update_args(tmp_path / "prev", tmp_path / "out")
+    args = args[:args.index("-o")]
+    assert update_main(args + ["--plan", "--reserve", "2"]) == 0
+    whole = [l.split()[:4] for l in capsys.readouterr().out.splitlines()[1:-1]]
+    assert update_main(args + ["--plan"]) == 0
+    merged = [l.split()[:4] for l in capsys.readouterr().out.splitlines()[1:-1]]
+    assert [w[:2] for w in whole] == [["a", "full"], ["update:", "one"]]
+    assert [m[:3] for m in merged[1:]] == [["update", "run", "1,"], ["update", "run", "2"]]
+    assert not (tmp_path / "out").exists()
