@@ -47,7 +47,7 @@ import uuid
 from typing import NamedTuple
 
 from mrjobs.dot_products import MRSparseDotProducts
-from mrjobs.options import RESULT_OPTIONS, version
+from mrjobs.options import MAX_TOP_K, RESULT_OPTIONS, version
 from mrjobs.runtime.commit import OutputCommitter, OutputConflict
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.manifest import (check_file, check_inputs, check_output, file_digest,
@@ -57,7 +57,8 @@ from mrjobs.update.changes import CorpusCut, read_additions, read_removals, vect
 from mrjobs.update.rows import (Today, as_it_was, floors_table, losing, read_reserve,
                                 read_rows, reserve_lines, rows_again)
 
-__all__ = ["Update", "Prepared", "option_args", "whole_run", "REFUSED", "RESERVE_FILE"]
+__all__ = ["Update", "Prepared", "option_args", "job_options", "whole_run", "REFUSED",
+           "RESERVE_FILE"]
 
 log = logging.getLogger("mrjobs.update")
 
@@ -110,6 +111,11 @@ def option_args(options):
     return args
 
 
+def job_options():
+    """The option strings the dot-products job takes."""
+    return {o for a in MRSparseDotProducts([]).arg_parser._actions for o in a.option_strings}
+
+
 def job_of(args):
     """The dot-products job of the command line ``args``; :class:`JobError`
     (one line, the option meant where one is misspelt) where it is refused."""
@@ -117,8 +123,7 @@ def job_of(args):
         return MRSparseDotProducts(args=args)
     except ValueError as e:  # (mrjob's parser, where args are given, raises)
         words = str(e).split()
-        known = {o for a in MRSparseDotProducts([]).arg_parser._actions
-                 for o in a.option_strings}
+        known = job_options()
         close = [m for w in words if w.startswith("--") and w.rstrip(":") not in known
                  for m in difflib.get_close_matches(w, known, n=1)]
         raise JobError("%s%s (an option of the job's runs; the update's own are in "
@@ -180,6 +185,9 @@ class Update:
             raise JobError("--reserve %d keeps rows beyond --top-k; %s was made with "
                            "--threshold alone, whose rows are whole" % (self.reserve,
                                                                         self.previous))
+        if self.reserve and options["top_k"] + self.reserve > MAX_TOP_K:
+            raise JobError("--reserve %d: with --top-k %d, at most %d" % (
+                self.reserve, options["top_k"], MAX_TOP_K - options["top_k"]))
         if places:
             self.check_places()
         check_output(self.previous, manifest)
@@ -344,7 +352,7 @@ class Update:
                                                key in whole):
                 today.keep_text(key, value, key in whole)
             else:
-                today.merge(key, value, new, gone, key in whole or value is None)
+                today.merge(key, value, new, gone, key in whole)
         self.stats["rows as they were"] = today.kept
 
     def write(self, today, cut):

@@ -7,7 +7,7 @@ import sys
 from mrjobs import options
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.signals import catch_stop_signals
-from mrjobs.update import Update
+from mrjobs.update import Update, job_options
 from mrjobs.update.planning import plan_update
 
 USAGE = """%(prog)s --previous DIR [--add PATH] [--remove PATH] --output-dir NEW [options]
@@ -39,7 +39,8 @@ def parser():
     ap.add_argument("--corpus", action="append", default=None, metavar="PATH",
                     help="yesterday's input files where they are now (in the manifest's "
                          "order), if they moved; their bytes are checked")
-    ap.add_argument("--reserve", type=_count, default=None, metavar="R",
+    ap.add_argument("--reserve", type=options.at_least(0, options.MAX_TOP_K), default=None,
+                    metavar="R",
                     help="under --top-k K, keep each row's best K + R in NEW/_reserve, so "
                          "that tomorrow's update computes again only the rows that lose "
                          "more than R of them (default: DIR's R, 0 if none; an R above "
@@ -52,16 +53,6 @@ def parser():
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="print nothing but errors (the runs get -q too)")
     return ap
-
-
-def _count(text):
-    try:
-        n = int(text)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError("expected a count (0 or more), got %r" % text)
-    return n
 
 
 def main(argv=None):
@@ -94,9 +85,8 @@ def _misspelt(ap, rest):
     """``(given, meant)`` for an option of ``rest`` that neither the job nor
     the update takes but that is close to one of the update's own (else it
     would reach the job's parser, which would not name the update's)."""
-    from mrjobs.dot_products import MRSparseDotProducts
     ours = [o for a in ap._actions for o in a.option_strings if o.startswith("--")]
-    theirs = {o for a in MRSparseDotProducts([]).arg_parser._actions for o in a.option_strings}
+    theirs = job_options()
     for arg in rest:
         given = arg.split("=")[0]
         if given.startswith("--") and given not in theirs:
@@ -130,8 +120,8 @@ def _update(args, rest, log):
 
 
 def print_plan(plans):
-    """The plans of :meth:`Update.plan` as a table, the update's sum against
-    the full run's."""
+    """The plans of :func:`~mrjobs.update.planning.plan_update` as a table, the
+    update's sum against the full run's."""
     print("%-28s %10s %10s %14s" % ("run", "CPU s", "wall s", "products"))
     for what, e in plans:
         print("%-28s %10.1f %10.1f %14.3g" % (what, e["cpu_s"], e["wall_s"],

@@ -240,7 +240,8 @@ class Today:
         got = parse_row(new or "{}")
         known = {n for n, _ in old}
         entries = merged(old + [e for e in got if e[0] not in known], None)
-        ends = ([old[-1]] if old and not whole and value is not None else []) + (
+        whole = whole or value is None
+        ends = ([old[-1]] if old and not whole else []) + (
             [got[-1]] if self.cap is not None and len(got) >= self.cap else [])
         at = {e: i for i, e in enumerate(entries)}
         exact = min([at[e] + 1 for e in ends] + [len(entries)])

@@ -118,6 +118,9 @@ def test_a_reserve_needs_top_k_and_its_file_is_checked(tmp_path, capsys):
                   + ["--reserve", "2"], prev=tmp_path / "t")
     assert "--reserve 2 keeps rows beyond --top-k" in err
     full_run(day.yesterday, ARGS, tmp_path / "k")
+    err = refused(day, capsys, day.update_args(tmp_path / "k", tmp_path / "out")
+                  + ["--reserve", str(2**31 - 2)], prev=tmp_path / "k")
+    assert "--reserve 2147483646: with --top-k 3, at most 2147483644" in err
     (tmp_path / "none").mkdir()
     assert update_main(Day(tmp_path / "none", [], [], []).update_args(
         tmp_path / "k", tmp_path / "prev") + ["--reserve", "2"]) == 0
