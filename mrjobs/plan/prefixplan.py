@@ -45,7 +45,9 @@ def prefix_estimates(e, fams, o):
     before = j[in_prefix]
     e["prefix_mean"] = float(p.mean()) if p.shape[0] else 0.0
     e["prefix_copies"] = float(rep.sum() * f.scale)
-    e["prefix_entries"] = float((rep * lengths[row[order][in_prefix]]).sum() * f.scale)
+    # a copy: its vector from its feature on (whole under --top-k)
+    held = lengths[row[order][in_prefix]] - (0 if o.top_k is not None else j[in_prefix])
+    e["prefix_entries"] = float((rep * held).sum() * f.scale)
     e["prefix_earlier"] = float((rep * before).sum() * f.scale)
     e["prefix_groups"] = np.repeat(group / parts, (parts * (parts + 1) // 2).astype(np.int64))[
         np.repeat(group > 0, (parts * (parts + 1) // 2).astype(np.int64))]

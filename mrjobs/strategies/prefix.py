@@ -112,7 +112,8 @@ class PrefixStrategy:
     def reducer_prefix_init(self):
         ctx = self.ctx
         self._prefixes = PrefixBuffer(ctx.buffer_entries, ctx.wire_dtype, ctx.scorer.measure,
-                                      ctx.scorer.threshold, ctx.include_self)
+                                      ctx.scorer.threshold, ctx.include_self,
+                                      whole=ctx.top_k is not None)
 
     def reducer_prefix(self, doc, pieces):
         for _, parts in by_family(pieces):
@@ -173,7 +174,8 @@ class PrefixStrategy:
             except StopIteration as done:
                 work = done.value
                 break
-            earlier = shared_earlier(rows, others, g.earlier_ptr, g.earlier_cols, g.n_cols)
+            earlier = shared_earlier(rows, others, g.earlier_ptr, g.earlier_cols,
+                                     g.n_earlier)
             own = g.cross[rows] & (g.part[rows] == g.part[others])
             if earlier.any() or own.any():
                 dropped += int(earlier.sum())
@@ -211,7 +213,8 @@ class _Groups:
     features in UUID order), so that no product crosses two groups and each
     pair's terms are added in the order of the group's own matrix -- the
     order of the blocks strategy.  Each row's prefix features before its
-    group's key, as columns (:attr:`earlier_ptr`, :attr:`earlier_cols`)."""
+    group's key, numbered apart from the columns (:attr:`earlier_ptr`,
+    :attr:`earlier_cols`, :attr:`n_earlier`)."""
 
     def __init__(self, groups):
         import scipy.sparse as sp  # here: the tasks of other steps need not load it
@@ -238,8 +241,7 @@ class _Groups:
         m.has_sorted_indices = True
         self.matrix = m
         self._parts([split for _, split in groups], vgroup[by_row])
-        self._earlier([b for bs in e for b in bs], [len(bs) for bs in e], columns,
-                      row_keys[by_row])
+        self._earlier([b for bs in e for b in bs], [len(bs) for bs in e], row_keys[by_row])
 
     def _parts(self, splits, row_group):
         """Each row's part of a split feature (:attr:`part`), and whether its
@@ -255,16 +257,22 @@ class _Groups:
             self.cross[at] = True
             self.part[at] = sub_blocks(self.ids[at], split[0])
 
-    def _earlier(self, blocks, sizes, columns, rows):
-        """Each row's earlier prefix features as columns, grouped by row."""
+    def _earlier(self, blocks, sizes, rows):
+        """Each row's earlier prefix features, numbered (``n_earlier`` of them)
+        and grouped by row."""
         n = rows.shape[0]
         if not blocks:
             self.earlier_ptr = np.zeros(n + 1, np.int64)
             self.earlier_cols = np.zeros(0, np.int64)
+            self.n_earlier = 0
             return
         ids, lengths, feats, vgroup, fgroup = _stacked(blocks, sizes)
         row = np.searchsorted(rows, _keys(vgroup, ids))
-        col = np.searchsorted(columns, _keys(fgroup, feats))
+        # numbered among themselves: a copy holds its vector from its own
+        # feature on, so an earlier feature need not be a column of the group
+        earlier, col = np.unique(_keys(fgroup, feats), return_inverse=True)
+        col = col.reshape(-1)
+        self.n_earlier = earlier.shape[0]
         order = np.lexsort((col, np.repeat(row, lengths)))
         self.earlier_cols = col[order].astype(np.int64)
         self.earlier_ptr = np.concatenate(([0], np.cumsum(np.bincount(

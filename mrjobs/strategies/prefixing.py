@@ -211,12 +211,24 @@ class PrefixBuffer:
     its first prefix feature, where it meets itself; the features before a
     copy's are those of the vector's copies before it.
 
+    A copy holds its vector's entries from its feature on, in the global
+    order (``whole``: all of them).  That is enough: a pair is scored at the
+    first prefix feature ``f`` its vectors share, and every feature they
+    share comes at or after ``f`` (one before it would be in both prefixes,
+    a shared prefix feature before ``f``), so the dot product of the two
+    copies is that of the whole vectors, its terms in the same order.  The
+    pairs dropped there (:func:`shared_earlier`) are scored from part of
+    their vectors; their scores are never kept.  Under ``--top-k`` the copies
+    are whole: a reducer keeps each vector's best before it drops, and a
+    part's score may exceed the whole's where weights are negative.
+
     Memory: at most ``limit`` entries buffered, plus one vector."""
 
-    def __init__(self, limit, dtype, measure, threshold, include_self=False):
+    def __init__(self, limit, dtype, measure, threshold, include_self=False, whole=False):
         self.limit, self.dtype = limit, dtype
         self.measure, self.threshold = measure, threshold
         self.include_self = include_self
+        self.whole = whole
         self.clear()
 
     def clear(self):
@@ -265,20 +277,26 @@ class PrefixBuffer:
         earlier = earlier[np.lexsort((earlier, copy))]
         e_ptr = np.concatenate(([0], np.cumsum(k)))
         nowhere = ids.shape[0] - np.unique(owner).shape[0]
+        # each copy's first entry in the global order; each entry's place in it
+        first = np.zeros(sent.shape[0], np.int64) if self.whole else j[sent]
+        place = np.empty_like(j)
+        place[g] = j
         # the copies to a feature held by many vectors: one to each pair of parts
         idx, keys = _split_copies(keys, owner, ids, df[g[sent]])
-        owner, k, e_ptr = owner[idx], k[idx], e_ptr[idx]
+        owner, k, e_ptr, first = owner[idx], k[idx], e_ptr[idx], first[idx]
         by_key = np.lexsort((owner, keys))
         starts = np.cumsum(lengths) - lengths
         vectors = Block(ids, lengths.astype(np.uint32), feats, weights, stats)
         sent = yield from _copies(keys[by_key], owner[by_key], k[by_key], e_ptr[by_key],
-                                  starts, vectors, earlier)
+                                  first[by_key], starts, place, vectors, earlier)
         return sent, nowhere
 
 
-def _copies(keys, owner, k, e_start, starts, v, earlier):
+def _copies(keys, owner, k, e_start, first, starts, place, v, earlier):
     """The records of :meth:`PrefixBuffer.flush`, one key after the other
-    (copy ``c``'s earlier prefix entries are ``earlier[e_start[c]:][:k[c]]``)."""
+    (copy ``c``: its vector's entries whose ``place`` in the global order is
+    ``first[c]`` or later, in UUID order; its earlier prefix entries are
+    ``earlier[e_start[c]:][:k[c]]``)."""
     if not keys.shape[0]:
         return 0
     bounds = np.flatnonzero(np.append(True, keys[1:] != keys[:-1])).tolist()
@@ -289,6 +307,10 @@ def _copies(keys, owner, k, e_start, starts, v, earlier):
         vs = owner[s:e]
         n = v.lengths[vs].astype(np.int64)
         idx = np.repeat(starts[vs] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        cut = first[s:e]
+        if cut.any():
+            idx = idx[place[idx] >= np.repeat(cut, n)]
+            n = n - cut
         key = raw[16 * s:16 * s + 16]
         yield key, Block(v.ids[vs], n.astype(np.uint32), v.features[idx], v.weights[idx],
                          None if v.stats is None else v.stats[vs])

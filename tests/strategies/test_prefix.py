@@ -97,6 +97,45 @@ def test_prefixes_shorten_as_the_threshold_rises():
     assert sum(map(len, _prefixes("jaccard", 1.5, X)[0])) == 0
 
 
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_copy_holds_its_vector_from_its_feature_on(whole):
+    """Each copy (side 0) holds its vector's entries from its key feature on
+    in the global order (whole: all of them), in UUID order; its side-1
+    record names the vector's copies before it."""
+    from mrjobs.strategies.prefixing import PrefixBuffer
+    X = _matrix(7, 60, 40, 0.12)
+    lengths = np.diff(X.indptr)
+    w, stats = measures.prepare_rows("cosine", X.data, lengths)
+    df = np.bincount(X.indices, minlength=X.shape[1])
+    names = np.array([uuid.UUID(int=c + 1).bytes for c in range(X.shape[1])], "S16")
+    buf = PrefixBuffer(10 ** 6, np.float64, "cosine", 0.4, whole=whole)
+    docs = [uuid.UUID(int=1000 + i).bytes for i in range(X.shape[0])]
+    for i, d in enumerate(docs):
+        c = X.indices[X.indptr[i]:X.indptr[i + 1]]
+        buf.add(d, names[c], w[X.indptr[i]:X.indptr[i + 1]], df[c].astype(float), None)
+    prefixes = _prefixes("cosine", 0.4, X)[0]
+    rank = np.lexsort((names, df))  # the global order (df, UUID)
+    pos = np.empty_like(rank)
+    pos[rank] = np.arange(rank.shape[0])
+    copies = {}
+    for key, block in buf.flush():
+        raw = block.ids.tobytes()
+        for v, n, s in zip([raw[k:k + 16] for k in range(0, len(raw), 16)],
+                           block.lengths.tolist(),
+                           np.cumsum(block.lengths) - block.lengths):
+            copies.setdefault(block.side, {})[(key, v)] = block.features[s:s + n].tolist()
+    assert copies[0]
+    for (key, v), held in copies[0].items():
+        i = docs.index(v)
+        c = X.indices[X.indptr[i]:X.indptr[i + 1]]
+        f = int(np.flatnonzero(names == key)[0])
+        assert f in prefixes[i]
+        want = c if whole else c[pos[c] >= pos[f]]
+        assert held == names[want].tolist()  # (UUID order: the columns' order)
+        earlier = [g for g in prefixes[i] if pos[g] < pos[f] and df[g] >= 2]
+        assert copies.get(1, {}).get((key, v), []) == names[sorted(earlier)].tolist()
+
+
 @settings(max_examples=100, deadline=None)
 @given(sets=st.lists(st.sets(st.integers(0, 9), max_size=4), min_size=1, max_size=8),
        data=st.data())
