@@ -751,9 +751,11 @@ def cluster_runs(json_path, runs, workdir, log):
         for name, args in runs:
             t0 = time.perf_counter()
             run = run_cli(MRSparseDotProducts, setup.runner_args(False) + list(args) + [uri])
-            steps = [{g.strip(): n for g, n in st.items()} for st in run.step_counters]
+            # (the runs before the job's own first: the prefix strategy's df count)
+            every = run.before_counters + run.step_counters
+            steps = [{g.strip(): n for g, n in st.items()} for st in every]
             framework = [st.get("Map-Reduce Framework", {}) for st in steps]
-            total = sum_counters(run.step_counters)
+            total = sum_counters(every)
             row = {"name": name, "args": list(args), "wall_s": time.perf_counter() - t0,
                    "lines_sha256": lines_sha256(run.lines), "output_lines": len(run.lines),
                    "by_step": [{"shuffle_bytes": f.get("Reduce shuffle bytes"),

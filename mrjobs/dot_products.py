@@ -48,12 +48,10 @@ merge a repeated id's lines, prepare the vectors and count the ids
 the same output bytes and counters, one shuffle of the input fewer.
 """
 import logging
-import os
 
 from mrjob.step import MRStep
 
-from mrcodecs.jobwire import Stripe
-from mrjobs.job import JobError, SparseJob, input_file, input_kind
+from mrjobs.job import JobError, SparseJob, input_kind
 from mrjobs.options import (add_dot_products_options, check_blocks_against_lines,
                             check_dot_products_options, dot_products_memory_advice,
                             result_manifest)
@@ -62,25 +60,23 @@ from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, bytes_per_entry, da
                                      default_blocks, df_cut_form, input_data_bytes,
                                      local_split_bytes, pair_threads, reducers, vector_entries,
                                      whole_rows)
-from mrjobs.counters import (INPUT, QUERY_VECTOR_IDS, QUERY_VECTORS_READ, VECTOR_IDS,
-                             VECTORS_READ)
+from mrjobs.counters import INPUT, QUERY_VECTORS_READ
 from mrjobs.parsing import FORMATS, POSTINGS
-from mrjobs.strategies.combining import PostingBuffer
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.scoring import RowMerger, Scorer, output_rows
-from mrjobs.runtime.paths import (OverlapError, is_query_path, queries_for_tasks,
-                                  query_names, split_path)
-from mrjobs.strategies.contract import Context, by_family
+from mrjobs.runtime.paths import OverlapError, queries_for_tasks
+from mrjobs.strategies.contract import Context
+from mrjobs.strategies.dftable import DfCount, PrefixDfRun
 from mrjobs.strategies.names import IdsOfAnyKind, names_steps
 from mrjobs.strategies.registry import STRATEGIES
-from mrjobs.strategies.vectors import prepare_batch, side_preparer, vector_of_lines
+from mrjobs.strategies.vectors import VectorsStep, side_preparer
 
 __all__ = ["MRSparseDotProducts"]
 
 log = logging.getLogger(__name__)
 
 
-class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
+class MRSparseDotProducts(PrefixDfRun, IdsOfAnyKind, VectorsStep, SparseJob):
     """Dot products (or a similarity) of all pairs of vectors sharing a feature.
 
     See the module docstring for the steps, :mod:`mrjobs.strategies.blocks` and
@@ -147,7 +143,7 @@ class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
             counts=self.counts, postings=PostingAssembler(o.max_df, self.counts, self.pairs_of),
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), both_ways=o.both_ways,
-            floors=o.floors, query_blocks=o.query_blocks,
+            floors=o.floors, query_blocks=o.query_blocks, df_table=o.df_table,
             max_df=o.max_df,
             blocks=o.blocks, threads=o.pair_threads or 1, prune=not o.no_prune,
             df_cut=self._df_cut_form(), status=self.status,
@@ -212,6 +208,11 @@ class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
         o = self.options
         if o.names_of:  # --ids any's second run (mrjobs.strategies.names)
             return names_steps(self)
+        if o.prefix_df:  # the prefix strategy's first run (mrjobs.strategies.dftable)
+            count = DfCount(self)
+            return [MRStep(mapper_init=count.mapper_init, mapper=count.mapper,
+                           mapper_final=count.mapper_final, combiner=count.combiner,
+                           reducer=count.reducer)]
         if o.strategy == "blocks" and o.blocks is None:  # the launcher's: the steps follow it
             o.blocks = self._default_blocks()
         mappers = dict(mapper_init=self.mapper_vectors_init, mapper=self.mapper_vectors,
@@ -219,6 +220,9 @@ class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
         rows = [] if self.strategy.writes_rows else [rows_step(self)]
         if self._direct():  # the mappers feed the block pairs (see the module doc)
             return [task_step(self, self.strategy.steps()[0], mappers)] + rows
+        if self._prefix_direct():  # the mappers send each vector to its prefix features
+            return [task_step(self, s, mappers if i == 0 else None)
+                    for i, s in enumerate(self.strategy.steps())] + rows
         vectors = MRStep(reducer_init=self.reducer_vectors_init, reducer=self.reducer_vectors,
                          reducer_final=self.reducer_vectors_final, **mappers)
         return [vectors] + [task_step(self, s) for s in self.strategy.steps()] + rows
@@ -229,83 +233,13 @@ class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
         o = self.options
         return o.strategy == "blocks" and o.max_df is None and not self._from_postings()
 
-    # -- the vectors step (its mappers: the direct form's pair step's) ----------
+    def _prefix_direct(self):
+        """Whether the mappers send each vector, prepared, to its prefix
+        features (the prefix strategy with its df table, every vector id on
+        one line: no lines to merge)."""
+        o = self.options
+        return o.strategy == "prefix" and bool(o.df_table) and o.unique_ids
 
-    def mapper_vectors_init(self):
-        self._task_init()
-        self._query = is_query_input(self.options, input_file())
-        self._take = self._direct() and self.strategy.take
-        if self._take:
-            self.strategy.take_init()
-        # --input-format postings: a line is a feature's posting list, which
-        # the task turns into pieces of its documents' vectors
-        self._pieces = PostingBuffer(self.options.buffer_entries, self.wire_dtype, self._query,
-                                     unique=True) if self._from_postings() else None
-
-    def _from_postings(self):
-        return self.options.input_format == POSTINGS
-
-    def mapper_vectors(self, _, line):
-        vec = self.read_vector(line)
-        if vec is None:
-            return
-        doc, ids, w = vec
-        if self._pieces is not None:
-            if ids.shape[0] and self._pieces.add(doc, ids, w, None):
-                yield from self._pieces.flush()
-            return
-        if self._query:
-            self.counts.add(INPUT, QUERY_VECTORS_READ)
-        # an empty vector too, so that the step that merges lines counts every id
-        w = w.astype(self.wire_dtype, copy=False)
-        if self._take:  # raw, to the block pairs
-            yield from self._take(doc, self._query, ids, w, None)
-        else:
-            yield doc, Stripe(ids, w, query=self._query)
-
-    def mapper_vectors_final(self):
-        if self._pieces is not None:
-            yield from self._pieces.flush()
-        if self._take:
-            yield from self.strategy.take_final()
-        self._task_final()
-
-    def reducer_vectors_init(self):
-        self._task_init()
-        self.strategy.take_init()
-        self._batch = []
-        self._batch_entries = 0
-
-    def reducer_vectors(self, doc, lines):
-        postings = self._from_postings()
-        for query, parts in by_family(lines):
-            if postings:  # the vector is read here, from its pieces
-                self.counts.add(INPUT, VECTORS_READ)
-                if query:
-                    self.counts.add(INPUT, QUERY_VECTORS_READ)
-            # every distinct id once, here, where all of its lines meet
-            self.counts.add(INPUT, QUERY_VECTOR_IDS if query else VECTOR_IDS)
-            vec = vector_of_lines(self, doc, parts, postings)
-            if vec is None:
-                continue
-            ids, w = vec
-            self._batch.append((doc, query, ids, w))
-            self._batch_entries += ids.shape[0]
-        if self._batch_entries >= self.options.buffer_entries:
-            yield from self._prepare_batch()
-
-    def _prepare_batch(self):
-        """Prepare the batched vectors for the measure and hand them to the
-        strategy (:func:`~mrjobs.strategies.vectors.prepare_batch`)."""
-        batch, self._batch, self._batch_entries = self._batch, [], 0
-        if batch:
-            yield from prepare_batch(batch, self.options.measure, self.counts,
-                                     self.strategy.take, self.options.num_features)
-
-    def reducer_vectors_final(self):
-        yield from self._prepare_batch()
-        yield from self.strategy.take_final()
-        self._task_final()
 
     def check_something_was_read(self, counters):
         super().check_something_was_read(counters)
@@ -330,20 +264,6 @@ class MRSparseDotProducts(IdsOfAnyKind, SparseJob):
         # a batch of vectors' rows at a time (RowMerger: the rows of
         # merge_rows, in key order; rows_step)
         yield from output_rows(self.counts, self._rows.add(doc, pieces))
-
-
-def is_query_input(options, path):
-    """Whether a map task's input file (``path``) is of ``--queries``."""
-    q = options.queries
-    if not q:
-        return False
-    if path == "<stdin>":
-        raise ValueError("--queries needs to know each map task's input file, but "
-                         "$mapreduce_map_input_file is not set (on Spark, pass "
-                         "--emulate-map-input-file)")
-    if options.queries_match == "name":
-        return os.path.basename(split_path(path)[2]) in query_names(q)
-    return is_query_path(path, q)
 
 
 def _blocks_args(job, extra_args):

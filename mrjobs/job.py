@@ -30,13 +30,13 @@ from mrjobs.parsing import (BAD_SUM, BAD_WEIGHT, COMPACT_FORMATS, FORMATS, POSTI
                             InputError, fast_vector, float32_zeros, parse_vector, weight_limit)
 from mrjobs.runtime.failures import JobError
 from mrjobs.runtime.jobkey import claimed_key
-from mrjobs.runtime.paths import local_path
+from mrjobs.runtime.paths import input_file, local_path
 from mrjobs.runtime.runnerargs import LAUNCH_DIR, runner_class, runner_kwargs
 from mrjobs.runtime.streams import kind as input_kind
 from mrjobs.runtime.tasks import task_errors
 from mrjobs.runtime.taskstatus import TaskStatus
 
-__all__ = ["SparseJob", "JobError", "input_file", "input_kind"]
+__all__ = ["Runs", "SparseJob", "JobError", "input_file", "input_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,26 @@ for _logger, _start in (("mrjob.runner", "Creating temp directory "),
     _drop_notice(_logger, _start, unless_verbose=True)
 
 
-class SparseJob(MRJob):
+class Runs:
+    """A job's runs as the launcher (:mod:`mrjobs.runtime.launch`) and
+    :func:`mrjobs.testing.run_job` chain them: here the job's own alone; a
+    job adds a run before its own (the prefix strategy's df count) or after
+    it, over its output (``--ids any``'s)."""
+
+    def set_up_runs(self):
+        """Where the launcher runs the job: set up the runs before its own."""
+
+    def preliminary_run(self):
+        """True where this run only prepares the job's own, which comes after
+        it (its counters are not the job's)."""
+        return False
+
+    def second_run(self):
+        """True where a second run (``start_second_run``) reads this run's output."""
+        return False
+
+
+class SparseJob(Runs, MRJob):
     """Base class of the mrsparse jobs: options, protocols, the job's part of a
     launch (:mod:`mrjobs.runtime.launch` runs it) and the task side."""
 
@@ -152,10 +171,6 @@ class SparseJob(MRJob):
 
     def check_launch(self):
         """The job's own checks before it runs (once its streams are files)."""
-
-    def second_run(self):
-        """True where a second run (``start_second_run``) reads this run's output."""
-        return False
 
     def manifest(self):
         """What made the output, for its manifest (:mod:`mrjobs.runtime.manifest`), or None."""
@@ -315,11 +330,6 @@ class SparseJob(MRJob):
             counts.add(INPUT, ZERO_WEIGHT, int(zero.sum()))
             ids, w = ids[~zero], w[~zero]
         return ids, w
-
-
-def input_file():
-    """The file a map task reads (Hadoop's ``mapreduce.map.input.file``)."""
-    return jobconf_from_env("mapreduce.map.input.file", "<stdin>")
 
 
 #: the input formats, for messages about unreadable input

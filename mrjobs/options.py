@@ -300,6 +300,16 @@ def _add_strategy_options(job, strategies):
     job.add_passthru_arg("--df-cut-form", choices=DF_CUT_FORMS, default=None,
                           help=argparse.SUPPRESS)
 
+    # set by the launcher under --strategy prefix (mrjobs.strategies.dftable):
+    # the first run, which counts the features' df, and the file of the
+    # counts the job's own run then orders each vector's features by
+    job.add_passthru_arg("--prefix-df", action="store_true", default=False,
+                         help=argparse.SUPPRESS)
+    job.add_file_arg("--df-table", default=None, help=argparse.SUPPRESS)
+    # and, where that run saw every vector id on one line, no vectors step
+    job.add_passthru_arg("--unique-ids", action="store_true", default=False,
+                         help=argparse.SUPPRESS)
+
     job.add_passthru_arg(
         "--no-prune", action="store_true", default=False,
         help="Compute every product under --threshold. By default the blocks strategy "
@@ -372,6 +382,11 @@ def check_dot_products_options(o, error):
         error("argument --both-ways: needs --queries and --strategy blocks")
     if o.query_blocks and not (o.queries and o.strategy == "blocks"):
         error("argument --query-blocks: needs --queries and --strategy blocks")
+    if (o.prefix_df or o.df_table) and (o.strategy != "prefix" or o.max_df is not None):
+        error("argument %s: needs --strategy prefix, without --max-df"
+              % ("--prefix-df" if o.prefix_df else "--df-table"))
+    if o.unique_ids and not o.df_table:
+        error("argument --unique-ids: needs --df-table")
     if o.floors and not (o.both_ways and o.top_k):
         error("argument --floors: needs --both-ways and --top-k")
     if o.queries and o.include_self:

@@ -128,21 +128,24 @@ def run_job(job_class, input_lines=None, args=(), runner="inline", input_paths=(
 
 
 def _run(job):
-    """The output lines (sorted) and counters of a run of ``job`` (and of its
-    second run, where its output goes through one: ``--ids any``)."""
+    """The output lines (sorted) and counters of a run of ``job``, as the
+    launcher runs it: with the runs before its own (the prefix strategy's df
+    count, whose counters are left out) and after it, over its output
+    (``--ids any``'s second run, whose counters are added)."""
+    getattr(job, "set_up_runs", lambda: None)()
+    return _runs(job, [])
+
+
+def _runs(job, counters):
     with job.make_runner() as r:
         try:
             r.run()
+            if not getattr(job, "preliminary_run", lambda: False)():
+                counters = counters + r.counters()
             if getattr(job, "second_run", lambda: False)():
-                job.start_second_run(r.get_output_dir())
-                counters = r.counters()
-                with job.make_runner() as second:
-                    try:
-                        second.run()
-                        return _lines(second), _counters(counters + second.counters())
-                    finally:
-                        _remove_setup_lock(second)
-            return _lines(r), _counters(r.counters())
+                job.start_second_run(r)
+                return _runs(job, counters)
+            return _lines(r), _counters(counters)
         finally:
             _remove_setup_lock(r)
 

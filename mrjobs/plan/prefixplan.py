@@ -13,7 +13,7 @@ pairs.
 """
 import numpy as np
 
-from mrjobs.plan.wirecost import distinct_features
+from mrjobs.plan.wirecost import distinct_features, heaps_beta
 from mrjobs.strategies.prefixing import parts_of, prefix_lengths
 
 __all__ = ["prefix_estimates"]
@@ -41,12 +41,23 @@ def prefix_estimates(e, fams, o):
     # its copies to s keys, each pair of parts a group (within one part: the
     # diagonal; across two: both parts, their pairs within one part dropped)
     parts = parts_of(np.ceil(e["df_hat"])).astype(np.float64)
-    rep = parts[col[order][in_prefix]]
-    before = j[in_prefix]
+    pc = col[order][in_prefix]
+    # a copy goes to a prefix feature another vector holds too: a feature the
+    # sample has more than once does; one it has once, unless it is one of
+    # the whole's own hapaxes (sent: the share that is not)
+    sent = np.where(f.df[pc] >= 2, 1.0, 1.0 - _hapax_share(f))
+    if o.include_self:
+        sent[j[in_prefix] == 0] = 1.0
+    rep = parts[pc] * sent
+    vec = row[order][in_prefix]
+    # a copy's earlier prefix features: the copies of its vector before it
+    ends = np.cumsum(sent)
+    first = np.searchsorted(vec, vec)
+    before = ends - sent - np.concatenate(([0.0], ends))[first]
     e["prefix_mean"] = float(p.mean()) if p.shape[0] else 0.0
     e["prefix_copies"] = float(rep.sum() * f.scale)
     # a copy: its vector from its feature on (whole under --top-k)
-    held = lengths[row[order][in_prefix]] - (0 if o.top_k is not None else j[in_prefix])
+    held = lengths[vec] - (0 if o.top_k is not None else j[in_prefix])
     e["prefix_entries"] = float((rep * held).sum() * f.scale)
     e["prefix_earlier"] = float((rep * before).sum() * f.scale)
     e["prefix_groups"] = np.repeat(group / parts, (parts * (parts + 1) // 2).astype(np.int64))[
@@ -68,3 +79,17 @@ def prefix_estimates(e, fams, o):
     biggest = float((2 * m).max()) if group.shape[0] else 0.0
     mean_len = float(lengths.mean()) if lengths.shape[0] else 0.0
     e["memory"] = biggest * mean_len * GROUP_ENTRY_BYTES + o.buffer_entries * 48
+
+
+def _hapax_share(f):
+    """The share of the sample's hapaxes (features one sample vector holds)
+    that one vector of the whole holds alone: the whole's hapaxes, about
+    ``beta V(N)`` of its ``V(N)`` features (Heaps' law, :func:`heaps_beta`),
+    each in the sample with chance ``n / N``."""
+    if f.N <= f.s.n:  # the sample is the whole: its hapaxes are the whole's
+        return 1.0
+    ones = float((f.df == 1).sum())
+    if not ones:
+        return 0.0
+    whole = distinct_features(f.df, f.s.n, f.N)
+    return min(1.0, heaps_beta(f.df, f.s.n) * whole * f.s.n / f.N / ones)

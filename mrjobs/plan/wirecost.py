@@ -8,19 +8,28 @@ from mrjobs.measures import get as get_measure
 from mrjobs.parsing import POSTINGS
 from mrjobs.strategies.scheme import pairs_write_rows
 
-__all__ = ["Wire", "vectors_step", "job_steps", "distinct_features"]
+__all__ = ["Wire", "vectors_step", "job_steps", "distinct_features", "heaps_beta"]
 
 
 def distinct_features(df, n, m):
     """Expected distinct features among ``m`` vectors, from the sample's df
-    (``n`` vectors); beyond ``n``, Heaps' law fitted on the sample."""
-    def within(k):
-        return float((1.0 - (1.0 - min(k, n) / n) ** df[df > 0]).sum())
+    (``n`` vectors); beyond ``n``, Heaps' law fitted on the sample
+    (:func:`heaps_beta`)."""
     if m <= n:
-        return within(m)
-    full, half = within(n), within(n / 2)
-    beta = min(1.0, max(0.0, np.log2(full / half))) if half > 0 else 1.0
-    return full * (m / n) ** beta
+        return _within(df, n, m)
+    return _within(df, n, n) * (m / n) ** heaps_beta(df, n)
+
+
+def heaps_beta(df, n):
+    """Heaps' exponent of the sample (``df`` of its features over its ``n``
+    vectors): the growth of its distinct features from half of it to all."""
+    full, half = _within(df, n, n), _within(df, n, n / 2)
+    return min(1.0, max(0.0, np.log2(full / half))) if half > 0 else 1.0
+
+
+def _within(df, n, k):
+    """Expected distinct features among ``k <= n`` of the sample's vectors."""
+    return float((1.0 - (1.0 - min(k, n) / n) ** df[df > 0]).sum())
 
 
 # -- bytes of each step ----------------------------------------------------------
@@ -276,8 +285,15 @@ def job_steps(e, wire, o, R):
         steps = _blocks_steps(e, wire, o, R)
         return steps[:-1] if pairs_write_rows(e["blocks"], o.top_k, len(e["fams"]) == 2) else steps
     if o.strategy == "prefix":
-        return [vectors_step(e, wire), _postings_step(e, wire, "df", o, R)] + _prefix_steps(
-            e, wire, o, R)
+        if o.max_df is not None or o.input_format == POSTINGS:  # its df steps
+            return [vectors_step(e, wire), _postings_step(e, wire, "df", o, R)] + _prefix_steps(
+                e, wire, o, R)
+        # the df run first (mrjobs.strategies.dftable); a vectors step where
+        # the sample has an id on more than one line
+        f = e["fams"][0]
+        unique = np.unique(f.s.docs).shape[0] == f.s.n
+        return [_df_run_step(e, wire)] + ([] if unique else [vectors_step(e, wire)]) + (
+            _prefix_steps(e, wire, o, R, direct=unique))
     return ([vectors_step(e, wire), _postings_step(e, wire, "stripes", o, R)]
             + _stripes_steps(e, wire, o, R))
 
@@ -294,25 +310,43 @@ def _blocks_steps(e, wire, o, R):
     return steps + [_pairs_step(e, wire, o, R), _rows_blocks(e, wire, o)]
 
 
-def _prefix_steps(e, wire, o, R):
-    """The prefix strategy's steps after the df step: ``prefix`` (each
-    vector's kept entries with their df), ``pairs`` (per feature and
-    flush, a block of the vectors whose prefix holds it and one of their
-    earlier prefix features), ``rows`` (each kept pair once a direction;
-    a vector's pairs spread over its prefix features)."""
+def _df_run_step(e, wire):
+    """The prefix strategy's df run: each map task's counts of its features
+    and its lines' ids, combined (``parse``: the input, which its mappers
+    read as a vectors step's would)."""
+    M = e["map_tasks"]
     f = e["fams"][0]
-    kept = f.kept_len.sum() * f.scale
-    groups = R * _flushes(kept, R, o.buffer_entries)
-    recs = _groups(f.kept_len, groups) * f.scale
-    steps = [_step("prefix", recs, kept, wire.stripe(recs, kept, wire.doc_key, True,
-                                                     wire.stats))]
+    # a task's records: one a bucket (the ids' last byte) of features and of ids
+    recs = M * 2 * 256.0
+    ents = M * distinct_features(f.df, f.s.n, f.N / M) + f.N
+    return dict(_step("df run", recs, ents, wire.stripe(recs, ents, wire.feat_key)),
+                model="df run", parse=float(sum(wire.mapper)))
+
+
+def _prefix_steps(e, wire, o, R, direct=None):
+    """The prefix strategy's steps: ``prefix`` (each vector's kept entries
+    with their df; only after the df steps: ``direct`` None), ``pairs`` (per
+    feature and flush, a block of the vectors whose prefix holds it and one
+    of their earlier prefix features; ``direct``: from the mappers, which
+    read the input), ``rows`` (each kept pair once a direction; a vector's
+    pairs spread over its prefix features)."""
+    f = e["fams"][0]
+    steps = []
+    if direct is None:
+        kept = f.kept_len.sum() * f.scale
+        groups = R * _flushes(kept, R, o.buffer_entries)
+        recs = _groups(f.kept_len, groups) * f.scale
+        steps.append(_step("prefix", recs, kept, wire.stripe(recs, kept, wire.doc_key, True,
+                                                             wire.stats)))
     flushes = R * _flushes(e["prefix_entries"], R, o.buffer_entries)
     blocks = 2 * _groups(e["prefix_groups"], flushes)
     nbytes = (blocks * (wire.feat_key + 2 + 10 * wire.rho) + wire.rho * (
         e["prefix_copies"] * (2 * 20 + (8 if wire.stats else 0))
         + e["prefix_entries"] * (16 + wire.wsize) + e["prefix_earlier"] * 20))
     steps.append(dict(_step("pairs", blocks, e["prefix_entries"] + e["prefix_earlier"], nbytes),
-                      groups=e["prefix_features"]))
+                      groups=e["prefix_features"],
+                      **(dict(model="prefix direct", parse=float(sum(wire.mapper)))
+                         if direct else {})))
     deg, p = e["pairs"]["deg"], max(e["prefix_mean"], 1.0)
     rows_e = float((deg if o.top_k is None else np.minimum(deg, o.top_k * p)).mean() * f.N)
     rows_r = float((p * (1 - np.exp(-deg / p))).mean() * f.N)

@@ -121,6 +121,7 @@ class Launch(LaunchChecks):
         self.check_launch_options()
         self.check_stdout()
         self.committer = self.make_committer()
+        self.job.set_up_runs()
         self.guard = TaskGuard() if self.alias == "local" else None
         tmp_dirs = []
         try:
@@ -134,10 +135,7 @@ class Launch(LaunchChecks):
                                         runner._get_input_paths())
                     self.check_task_python(runner)
                     self.run_steps(runner, log_stream)
-                    if self.job.second_run():
-                        self.run_second(runner, log_stream)
-                    else:
-                        self.finish(runner, log_stream)
+                    self.after_run(runner, log_stream)
                 finally:
                     self.end_tasks()
                     tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
@@ -146,18 +144,23 @@ class Launch(LaunchChecks):
             self.end_tasks()  # also when the runner could not be made
             self.removed = self.before - sum(tree_bytes(d) for d in tmp_dirs if d)
 
-    def run_second(self, first, log_stream):
-        """The job's second run (:meth:`~mrjobs.job.SparseJob.second_run`) over
-        the output of the first run ``first`` (in its temporary place), whose
-        checks and report are the run's."""
-        counters = first.counters()
-        self.check_read(counters, log_stream)
-        log.info("a second run gives the output the input's ids")
-        self.job.start_second_run(first.get_output_dir())
-        with self.job.make_runner() as runner:
-            self.direct_output(runner)
-            self.run_steps(runner, log_stream)
-            self.finish(runner, log_stream, counters)
+    def after_run(self, runner, log_stream, counters=None):
+        """After the run of ``runner``: the job's next run over its output
+        (:meth:`~mrjobs.job.SparseJob.second_run`), or the end.  The checks
+        and report are of the job's own run (``counters``, where a run after
+        it reads its output), not of a run before it that only prepares
+        (:meth:`~mrjobs.job.SparseJob.preliminary_run`)."""
+        if not self.job.preliminary_run() and counters is None:
+            counters = runner.counters()
+        if not self.job.second_run():
+            return self.finish(runner, log_stream, counters)
+        if counters is not None:
+            self.check_read(counters, log_stream)
+        self.job.start_second_run(runner)
+        with self.job.make_runner() as second:
+            self.direct_output(second)
+            self.run_steps(second, log_stream)
+            self.after_run(second, log_stream, counters)
 
     def end_tasks(self):
         if self.guard:

@@ -45,7 +45,6 @@ read them, since the files they were measured on are gone.
 """
 import importlib
 import importlib.util
-import json
 import logging
 import os
 import stat
@@ -89,7 +88,7 @@ from mrjob.util import cmd_line  # noqa: E402
 from mrjob.sim import _symlink_or_copy  # noqa: E402
 
 from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
-from mrjobs.runtime.localsettings import REPORT_ENV, task_count  # noqa: E402
+from mrjobs.runtime.localsettings import REPORT_ENV, task_count, write_report  # noqa: E402
 from mrjobs.runtime.paths import HadoopInputs  # noqa: E402
 from mrjobs.runtime.tempdisk import removes_local_tmp  # noqa: E402
 
@@ -215,10 +214,8 @@ class LocalRunner(HadoopInputs, LocalMRJobRunner):
         super()._run_streaming_step(step, step_num)
         path = os.environ.get(REPORT_ENV)
         if path:
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump({"shuffle_bytes": {str(k): v for k, v in
-                                             (self.shuffle_bytes or {}).items()},
-                           "temp_peak_bytes": self.temp_peak_bytes}, f)
+            write_report(path, self._job_key, self.shuffle_bytes or {},
+                         self.temp_peak_bytes)
 
     def _sort_reducer_input(self, step_num, num_map_tasks):
         super()._sort_reducer_input(step_num, num_map_tasks)
@@ -495,3 +492,4 @@ def _remove(path):
 
 def _reducer_key(line):
     return line.split(b"\t", 1)[0]
+

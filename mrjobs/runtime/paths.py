@@ -29,7 +29,7 @@ __all__ = ["is_local", "local_path", "relation", "refuse_overlap", "OverlapError
            "STDIN", "stdin_fd", "refuse_device", "is_stream", "input_kind", "is_hidden",
            "listed_files", "refuse_unread", "RECURSIVE_KEYS", "HadoopInputs", "tree_bytes",
            "split_path", "local_files", "local_input_files", "local_lines", "refuse_query_overlap",
-           "is_query_path", "query_names", "queries_for_tasks"]
+           "is_query_path", "query_names", "queries_for_tasks", "input_file"]
 
 _GLOB = re.compile(r"[*?\[]")
 
@@ -462,3 +462,8 @@ def queries_for_tasks(extra_args, inputs, queries, runner):
     refuse_query_overlap(inputs, absolute, by_name)
     return extra, absolute
 
+
+def input_file():
+    """The file a map task reads (Hadoop's ``mapreduce.map.input.file``)."""
+    from mrjob.compat import jobconf_from_env
+    return jobconf_from_env("mapreduce.map.input.file", "<stdin>")

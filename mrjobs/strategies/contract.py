@@ -41,6 +41,9 @@ class Context:
     floors : str, optional
         With ``both_ways`` and ``top_k``: a file of the corpus vectors'
         floors (``--floors``, :data:`mrjobs.strategies.blocks.FLOOR_DTYPE`).
+    df_table : str, optional
+        The prefix strategy's table of each feature's count (``--df-table``:
+        :mod:`mrjobs.strategies.dftable`); None: its df steps find them.
     threads : int
         Threads a block pair's reducer may use (``--pair-threads``).
     prune : bool
@@ -71,6 +74,7 @@ class Context:
     both_ways: bool = False
     floors: Optional[str] = None
     query_blocks: Optional[int] = None
+    df_table: Optional[str] = None
     max_df: Optional[int] = None
     blocks: Optional[int] = None
     threads: int = 1

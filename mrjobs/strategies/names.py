@@ -27,6 +27,7 @@ line has (an input changed while the job ran) too.  Memory: a reducer of
 the first step holds the references to one UUID until its id comes.
 """
 import json
+import logging
 import re
 
 from mrjob.step import MRStep
@@ -35,6 +36,8 @@ from mrjobs.jobprotocols import id_json
 from mrjobs.parsing import BAD_NAME, InputError, name_key
 
 __all__ = ["IdsOfAnyKind", "NamesJoin", "NAMES", "line_names", "names_steps"]
+
+log = logging.getLogger("mrjobs.job")
 
 #: the counter group of the second run
 NAMES = "mrsparse ids"
@@ -52,9 +55,11 @@ class IdsOfAnyKind:
         input's ids back (``--ids any``), and this is the first."""
         return self.options.ids == "any" and not self.options.names_of
 
-    def start_second_run(self, first_output):
-        """Make this job the second run over the first run's output
-        ``first_output`` (its inputs: the input lines, the queries and it)."""
+    def start_second_run(self, first):
+        """Make this job the second run over the output of the first run's
+        runner ``first`` (its inputs: the input lines, the queries and it)."""
+        log.info("a second run gives the output the input's ids")
+        first_output = first.get_output_dir()
         self.options.names_of = first_output
         self._cl_args = list(self._cl_args) + ["--names-of", first_output]
         others = [path for _, path in self.other_inputs()]  # (--queries: read as input)

@@ -7,7 +7,17 @@ longer reach the threshold with any vector (prefix filtering: Bayardo et al.,
 "Scaling up all pairs similarity search", 2007; on MapReduce, Vernica, Carey
 and Li, SIGMOD 2010).  The order, the bound and the proof that every pair
 that reaches the threshold is scored exactly once are in
-:mod:`mrjobs.strategies.prefixing`.  Steps, after the vectors step:
+:mod:`mrjobs.strategies.prefixing`.
+
+Where the launcher runs the job (``python -m mrjobs.dot_products``,
+:func:`mrjobs.testing.run_job`), a first run counts the lines that hold each
+feature, and the job's own run orders every vector's features by that table
+(:mod:`mrjobs.strategies.dftable`): where every vector id is on one line the
+mappers prepare each vector and send it to its prefix features (steps
+``pairs``, ``rows``); else the vectors step merges an id's lines first, and
+its reducers send them (``vectors``, ``pairs``, ``rows``).  A job run without
+the launcher (mrjob's ``make_runner``), or with ``--max-df``, or from posting
+lists, finds the df in two steps of its own, after the vectors step:
 
 ``df``
     The reducer of a feature assembles its posting list (with the
@@ -16,9 +26,13 @@ that reaches the threshold is scored exactly once are in
     :class:`~mrcodecs.jobwire.Stripe` record).
 ``prefix``
     The reducer of a vector gathers its entries, puts them in the global
-    order ``(df, UUID)``, finds its prefix and sends the whole vector to each
-    of its prefix features (:class:`~mrjobs.strategies.prefixing.PrefixBuffer`:
-    :class:`~mrcodecs.jobwire.Block` records keyed by the feature).
+    order ``(df, UUID)``, finds its prefix and sends it to each of its prefix
+    features (:class:`~mrjobs.strategies.prefixing.PrefixBuffer`:
+    :class:`~mrcodecs.jobwire.Block` records keyed by the feature: the
+    vector from that feature on, and its prefix features before it).
+
+Then, in every form:
+
 ``pairs``
     The reducer of a feature gets every vector whose prefix holds it, puts
     each vector's entries back in UUID order and hands them to the pair
@@ -43,11 +57,13 @@ more than about ``2 HOT_VECTORS^2`` products, at the cost of ``s`` copies of
 its vectors and twice its products.
 
 Output: the same lines as the blocks strategy, byte for byte (each pair's dot
-product is added in UUID order of the features, over both whole vectors).
-Cost: the shuffle is the input about three times (vectors, postings, entries
-with their df) plus each vector times its prefix length, plus the answer;
-the pair reducers' work is the pairs that share a prefix feature, not all
-pairs.  The measures: :data:`~mrjobs.strategies.prefixing.SUPPORTED`; a
+product is added in UUID order of the features, over the features both
+vectors hold).  Cost: the shuffle is the table run's counts (the features
+each map task saw), each vector's copies (from each prefix feature on, with
+the prefix features before it), and the answer, plus the input once where a
+vectors step merges lines (three times more without the table: vectors,
+postings, entries with their df); the pair reducers' work is the pairs that
+share a prefix feature, not all pairs.  The measures: :data:`~mrjobs.strategies.prefixing.SUPPORTED`; a
 self-join (``--queries`` is not taken).
 """
 import numpy as np
@@ -58,6 +74,7 @@ from mrjobs.pairs.kernel import PairSpec, pair_best
 from mrjobs.scoring import partial_rows
 from mrjobs.strategies.combining import PostingBuffer, RegroupBuffer
 from mrjobs.strategies.contract import Step, by_family
+from mrjobs.strategies.dftable import DfTable
 from mrjobs.strategies.prefixing import (PrefixBuffer, entry_vectors, shared_earlier,
                                          split_feature, split_of, sub_blocks)
 
@@ -74,21 +91,35 @@ class PrefixStrategy:
         self.ctx = context
 
     def steps(self):
+        pairs = Step(self.reducer_pairs, self.reducer_pairs_init, self.reducer_pairs_final)
+        if self.ctx.df_table:  # the vectors step sends each vector to its prefix features
+            return [pairs]
         return [Step(self.reducer_df, self.reducer_df_init, self.reducer_df_final),
                 Step(self.reducer_prefix, self.reducer_prefix_init, self.reducer_prefix_final),
-                Step(self.reducer_pairs, self.reducer_pairs_init, self.reducer_pairs_final)]
+                pairs]
 
-    # -- fed by the vectors step: postings to the df step -------------------
+    # -- fed by the vectors step: with the df table, each vector to its prefix
+    # features; without it, postings to the df step ---------------------------
 
     def take_init(self):
-        self._post = PostingBuffer(self.ctx.buffer_entries, self.ctx.wire_dtype)
+        if self.ctx.df_table:
+            self._table = DfTable(self.ctx.df_table)
+            self.reducer_prefix_init()
+        else:
+            self._post = PostingBuffer(self.ctx.buffer_entries, self.ctx.wire_dtype)
 
     def take(self, doc, query, ids, weights, stat):
-        if self._post.add(doc, ids, weights, stat):
+        if self.ctx.df_table:
+            if self._prefixes.add(doc, ids, weights, self._table.df(doc, ids), stat):
+                yield from self._flush_prefixes()
+        elif self._post.add(doc, ids, weights, stat):
             yield from self._post.flush()
 
     def take_final(self):
-        yield from self._post.flush()
+        if self.ctx.df_table:
+            yield from self._flush_prefixes()
+        else:
+            yield from self._post.flush()
 
     # -- df: each entry back to its vector, with the feature's df ------------
 

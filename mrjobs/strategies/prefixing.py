@@ -285,20 +285,20 @@ class PrefixBuffer:
         idx, keys = _split_copies(keys, owner, ids, df[g[sent]])
         owner, k, e_ptr, first = owner[idx], k[idx], e_ptr[idx], first[idx]
         by_key = np.lexsort((owner, keys))
-        starts = np.cumsum(lengths) - lengths
         vectors = Block(ids, lengths.astype(np.uint32), feats, weights, stats)
         sent = yield from _copies(keys[by_key], owner[by_key], k[by_key], e_ptr[by_key],
-                                  first[by_key], starts, place, vectors, earlier)
+                                  first[by_key], place, vectors, earlier)
         return sent, nowhere
 
 
-def _copies(keys, owner, k, e_start, first, starts, place, v, earlier):
+def _copies(keys, owner, k, e_start, first, place, v, earlier):
     """The records of :meth:`PrefixBuffer.flush`, one key after the other
     (copy ``c``: its vector's entries whose ``place`` in the global order is
     ``first[c]`` or later, in UUID order; its earlier prefix entries are
     ``earlier[e_start[c]:][:k[c]]``)."""
     if not keys.shape[0]:
         return 0
+    starts = np.cumsum(v.lengths, dtype=np.int64) - v.lengths
     bounds = np.flatnonzero(np.append(True, keys[1:] != keys[:-1])).tolist()
     bounds.append(keys.shape[0])
     sent = 0

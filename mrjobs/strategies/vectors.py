@@ -7,15 +7,22 @@ and the direct form's block-pair reducers (:func:`side_preparer`, where the
 vectors step's work is done on each block pair's side) both prepare here, so
 that the two give the same vectors, the same bytes and the same counters.
 """
+import os
+
 import numpy as np
 
 from mrcodecs.jobwire import Stripe
 
-from mrjobs.counters import INPUT, NOT_SCORABLE, QUERY_VECTOR_IDS, VECTOR_IDS, Counters
+from mrjobs.counters import (INPUT, NOT_SCORABLE, QUERY_VECTOR_IDS, QUERY_VECTORS_READ,
+                             VECTOR_IDS, VECTORS_READ, Counters)
 from mrjobs.measures import get as get_measure, prepare_rows
+from mrjobs.parsing import POSTINGS
+from mrjobs.runtime.paths import input_file, is_query_path, query_names, split_path
+from mrjobs.strategies.combining import PostingBuffer
+from mrjobs.strategies.contract import by_family
 
-__all__ = ["merged_repeats", "prepare_batch", "prepared_weights", "side_preparer",
-           "vector_of_lines"]
+__all__ = ["VectorsStep", "is_query_input", "merged_repeats", "prepare_batch",
+           "prepared_weights", "side_preparer", "vector_of_lines"]
 
 
 def vector_of_lines(job, doc, parts, postings=False, counts=None):
@@ -130,3 +137,111 @@ def merged_repeats(job, counts, ids, lengths, feats, weights):
         out_w.append(np.asarray(w, np.float64))
     return (ids[first], np.array(out_lengths, np.int64), np.concatenate(out_feats),
             np.concatenate(out_w))
+
+
+class VectorsStep:
+    """The dot products job's vectors step (a mixin before
+    :class:`~mrjobs.job.SparseJob`): its mappers parse and check the lines
+    (and, in the direct forms, hand them to the strategy), its reducers merge
+    the lines of an id, prepare the vectors and hand them to the strategy.
+    The job says which form runs (``_direct``, ``_prefix_direct``)."""
+
+    def mapper_vectors_init(self):
+        self._task_init()
+        self._query = is_query_input(self.options, input_file())
+        self._take = self._direct() and self.strategy.take
+        self._batch = None
+        if self._prefix_direct():
+            self.reducer_vectors_init()
+        elif self._take:
+            self.strategy.take_init()
+        # --input-format postings: a line is a feature's posting list, which
+        # the task turns into pieces of its documents' vectors
+        self._pieces = PostingBuffer(self.options.buffer_entries, self.wire_dtype, self._query,
+                                     unique=True) if self._from_postings() else None
+
+    def _from_postings(self):
+        return self.options.input_format == POSTINGS
+
+    def mapper_vectors(self, _, line):
+        vec = self.read_vector(line)
+        if vec is None:
+            return
+        doc, ids, w = vec
+        if self._pieces is not None:
+            if ids.shape[0] and self._pieces.add(doc, ids, w, None):
+                yield from self._pieces.flush()
+            return
+        if self._query:
+            self.counts.add(INPUT, QUERY_VECTORS_READ)
+        # an empty vector too, so that the step that merges lines counts every id
+        w = w.astype(self.wire_dtype, copy=False)
+        if self._batch is not None:  # each line a whole vector, its own id: as merged
+            yield from self.reducer_vectors(doc, [Stripe(ids, w)])
+            return
+        if self._take:  # raw, to the block pairs
+            yield from self._take(doc, self._query, ids, w, None)
+        else:
+            yield doc, Stripe(ids, w, query=self._query)
+
+    def mapper_vectors_final(self):
+        if self._batch is not None:
+            yield from self.reducer_vectors_final()
+            return
+        if self._pieces is not None:
+            yield from self._pieces.flush()
+        if self._take:
+            yield from self.strategy.take_final()
+        self._task_final()
+
+    def reducer_vectors_init(self):
+        self._task_init()
+        self.strategy.take_init()
+        self._batch = []
+        self._batch_entries = 0
+
+    def reducer_vectors(self, doc, lines):
+        postings = self._from_postings()
+        for query, parts in by_family(lines):
+            if postings:  # the vector is read here, from its pieces
+                self.counts.add(INPUT, VECTORS_READ)
+                if query:
+                    self.counts.add(INPUT, QUERY_VECTORS_READ)
+            # every distinct id once, here, where all of its lines meet
+            self.counts.add(INPUT, QUERY_VECTOR_IDS if query else VECTOR_IDS)
+            vec = vector_of_lines(self, doc, parts, postings)
+            if vec is None:
+                continue
+            ids, w = vec
+            self._batch.append((doc, query, ids, w))
+            self._batch_entries += ids.shape[0]
+        if self._batch_entries >= self.options.buffer_entries:
+            yield from self._prepare_batch()
+
+    def _prepare_batch(self):
+        """Prepare the batched vectors for the measure and hand them to the
+        strategy (:func:`~mrjobs.strategies.vectors.prepare_batch`)."""
+        batch, self._batch, self._batch_entries = self._batch, [], 0
+        if batch:
+            yield from prepare_batch(batch, self.options.measure, self.counts,
+                                     self.strategy.take, self.options.num_features)
+
+    def reducer_vectors_final(self):
+        yield from self._prepare_batch()
+        yield from self.strategy.take_final()
+        self._task_final()
+
+
+def is_query_input(options, path):
+    """Whether a map task's input file (``path``) is of ``--queries``."""
+    q = options.queries
+    if not q:
+        return False
+    if path == "<stdin>":
+        raise ValueError("--queries needs to know each map task's input file, but "
+                         "$mapreduce_map_input_file is not set (on Spark, pass "
+                         "--emulate-map-input-file)")
+    if options.queries_match == "name":
+        return os.path.basename(split_path(path)[2]) in query_names(q)
+    return is_query_path(path, q)
+

@@ -186,12 +186,15 @@ def spark_args():
 
 class EngineRun(JobRun):
     """A :class:`~mrjobs.testing.JobRun` plus ``log``, what the user saw on
-    stderr, and ``step_counters``, ``runner.counters()`` itself."""
+    stderr, ``step_counters``, ``runner.counters()`` itself, and
+    ``before_counters``, those of the runs before the job's own (the prefix
+    strategy's df count)."""
 
-    def __init__(self, output, counters, lines, log, step_counters):
+    def __init__(self, output, counters, lines, log, step_counters, before_counters=()):
         super().__init__(output, counters, lines)
         self.log = log
         self.step_counters = step_counters
+        self.before_counters = list(before_counters)
 
 
 def run_status(job_class, argv):
@@ -231,7 +234,8 @@ def run_cli(job_class, argv):
 
     def keep_runner():
         runner = make_runner()
-        runners.append(runner)
+        # (a run before the job's own, the prefix strategy's df count: not the job's counters)
+        runners.append((runner, job.preliminary_run()))
         return runner
 
     job.make_runner = keep_runner
@@ -248,7 +252,10 @@ def run_cli(job_class, argv):
         for lg, handlers, level in saved:
             lg.handlers[:] = handlers
             lg.setLevel(level)
-    # one runner, or two where the output goes through a second run (--ids any)
+    # one runner, or two where the output goes through a second run (--ids any),
+    # after the prefix strategy's df count (where the launcher ran one)
+    before = [step for r, first in runners if first for step in r.counters()]
+    runners = [r for r, first in runners if not first]
     assert len(runners) == (2 if getattr(job.options, "names_of", None) else 1)
     step_counters = [step for runner in runners for step in runner.counters()]
     counters = {}
@@ -260,7 +267,7 @@ def run_cli(job_class, argv):
     lines = sorted(line for line in stdout.getvalue().split(b"\n") if line)
     protocol = job.output_protocol()
     return EngineRun([protocol.read(line) for line in lines], counters, lines,
-                     stderr.getvalue().decode("utf-8", "replace"), step_counters)
+                     stderr.getvalue().decode("utf-8", "replace"), step_counters, before)
 
 
 def mrsparse_counters(counters):
