@@ -382,9 +382,10 @@ def check_dot_products_options(o, error):
         error("argument --both-ways: needs --queries and --strategy blocks")
     if o.query_blocks and not (o.queries and o.strategy == "blocks"):
         error("argument --query-blocks: needs --queries and --strategy blocks")
-    if (o.prefix_df or o.df_table) and (o.strategy != "prefix" or o.max_df is not None):
-        error("argument %s: needs --strategy prefix, without --max-df"
-              % ("--prefix-df" if o.prefix_df else "--df-table"))
+    if (o.prefix_df or o.df_table) and (o.strategy != "prefix" or o.max_df is not None
+                                        or o.input_format == POSTINGS):
+        error("argument %s: needs --strategy prefix, without --max-df, on vectors (not "
+              "--input-format postings)" % ("--prefix-df" if o.prefix_df else "--df-table"))
     if o.unique_ids and not o.df_table:
         error("argument --unique-ids: needs --df-table")
     if o.floors and not (o.both_ways and o.top_k):

@@ -280,7 +280,9 @@ def job_steps(e, wire, o, R):
     """The steps of the job the plan models: ``vectors``, the strategy's,
     ``rows``; the blocks strategy without --max-df has no vectors step (its
     mappers feed the block pairs), nor a rows step where its pairs write the
-    output lines (:func:`~mrjobs.strategies.scheme.pairs_write_rows`)."""
+    output lines (:func:`~mrjobs.strategies.scheme.pairs_write_rows`); the
+    prefix strategy's run comes after its df run (:mod:`mrjobs.strategies.dftable`),
+    without a vectors step where the sample has every id on one line."""
     if o.strategy == "blocks":
         steps = _blocks_steps(e, wire, o, R)
         return steps[:-1] if pairs_write_rows(e["blocks"], o.top_k, len(e["fams"]) == 2) else steps

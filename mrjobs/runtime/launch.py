@@ -146,10 +146,10 @@ class Launch(LaunchChecks):
 
     def after_run(self, runner, log_stream, counters=None):
         """After the run of ``runner``: the job's next run over its output
-        (:meth:`~mrjobs.job.SparseJob.second_run`), or the end.  The checks
+        (:meth:`~mrjobs.job.Runs.second_run`), or the end.  The checks
         and report are of the job's own run (``counters``, where a run after
         it reads its output), not of a run before it that only prepares
-        (:meth:`~mrjobs.job.SparseJob.preliminary_run`)."""
+        (:meth:`~mrjobs.job.Runs.preliminary_run`)."""
         if not self.job.preliminary_run() and counters is None:
             counters = runner.counters()
         if not self.job.second_run():

@@ -7,14 +7,17 @@ finds each feature's df in two steps of its own (a df step keyed by the
 feature, and a prefix step that sends each entry back to its vector with its
 df: the input through the shuffle twice more).  With one, the first run
 (``--prefix-df``, :class:`DfCount`) does a word count -- each map task counts
-the features of its lines and sends the counts, grouped by the features'
-last byte, through a combiner to the reducers that sum them: its shuffle is
-the features a map task saw, not their entries -- and the launcher writes its
-output as a file (:func:`write_table`, :data:`DF_DTYPE` records sorted by
-id), which the job's own run ships to its tasks (``--df-table``).  There the
-vectors step's reducers, which hold each vector whole and prepared, look up
-its features' counts (:class:`DfTable`) and send it straight to its prefix
-features: three steps (vectors, pairs, rows) where there were five.
+the features of its lines, and the lines of each vector id, and sends the
+counts, grouped by the ids' last byte, through a combiner to the reducers
+that sum them: its shuffle is the features a map task saw and the ids, not
+the entries -- and the launcher writes its output as a file
+(:func:`write_table`, :data:`DF_DTYPE` records sorted by id), which the job's
+own run ships to its tasks (``--df-table``).  There each vector's features
+are looked up (:class:`DfTable`) and the vector sent straight to its prefix
+features: by the mappers, where the first run saw every vector id on one
+line (``--unique-ids``: two steps, pairs and rows), else by the vectors
+step's reducers once they have merged an id's lines (three) -- where there
+were five.
 
 A count is of lines, not of distinct vectors (lines that share an id are
 merged after it); any one order keeps the strategy exact, and lines that

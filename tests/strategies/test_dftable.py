@@ -136,6 +136,8 @@ def test_the_df_options_are_the_launchers():
                         (["--strategy", "prefix", "--unique-ids"], "--unique-ids: needs "
                          "--df-table"),
                         (["--strategy", "prefix", "--max-df", "5", "--df-table", "x"],
-                         "--df-table: needs --strategy prefix, without --max-df")):
+                         "--df-table: needs --strategy prefix, without --max-df"),
+                        (["--strategy", "prefix", "--input-format", "postings", "--prefix-df"],
+                         "--prefix-df: needs .* on vectors")):
         with pytest.raises(ValueError, match=words):
             MRSparseDotProducts(ARGS + args)
