@@ -96,7 +96,9 @@ def _json_stripe(value):
 
 def _block_json(block):
     docs = [q[1:-1].decode() for q in _quoted_uuids(block.ids)]
-    feats = [q[1:-1].decode() for q in _quoted_uuids(block.features)]
+    indexed = block.features.dtype != ID_DTYPE  # (places in a table: FLAG_INDEXED)
+    feats = ([str(f) for f in block.features.tolist()] if indexed else
+             [q[1:-1].decode() for q in _quoted_uuids(block.features)])
     weights = block.weights.tolist()
     vectors = []
     pos = 0
@@ -104,6 +106,8 @@ def _block_json(block):
         vectors.append([doc, dict(zip(feats[pos:pos + n], weights[pos:pos + n]))])
         pos += n
     obj = {"b": vectors}
+    if indexed:
+        obj["x"] = 1
     if block.weights.dtype == np.float32:
         obj["f"] = 1
     if block.stats is not None:
@@ -117,7 +121,8 @@ def _json_block(value):
     vectors = value["b"]
     ids = np.array([uuid.UUID(d).bytes for d, _ in vectors], ID_DTYPE).reshape(-1)
     lengths = np.array([len(f) for _, f in vectors], np.uint32)
-    feats = np.array([uuid.UUID(f).bytes for _, fs in vectors for f in fs], ID_DTYPE)
+    feats = (np.array([int(f) for _, fs in vectors for f in fs], np.uint32) if value.get("x")
+             else np.array([uuid.UUID(f).bytes for _, fs in vectors for f in fs], ID_DTYPE))
     dtype = np.float32 if value.get("f") else np.float64
     weights = np.array([w for _, fs in vectors for w in fs.values()], dtype)
     stats = value.get("s")

@@ -4,8 +4,9 @@ ships to the reducer of a block pair, keyed by a block pair key
 
 Its layout is in codecs/SPEC.md, 3.4: a kind byte ``0x22`` (:data:`KIND_BLOCK`),
 flags (bit 0 float32 weights, bit 1 per-vector statistics, bit 2 the pair's
-second side), the vector and entry counts, then the ids, the lengths, the
-feature ids, the weights and the statistics; the whole record escaped by
+second side, bit 3 feature ids as 4-byte places in a table both ends hold),
+the vector and entry counts, then the ids, the lengths, the feature ids, the
+weights and the statistics; the whole record escaped by
 :func:`mrcodecs.escape`.
 
 Examples
@@ -28,6 +29,7 @@ from .vector import ID_DTYPE
 __all__ = [
     "KIND_BLOCK",
     "FLAG_SIDE",
+    "FLAG_INDEXED",
     "Block",
     "block_pair_key",
     "block_pair_of",
@@ -43,7 +45,11 @@ _F32 = np.dtype("<f4")
 KIND_BLOCK = 0x22
 #: flag bit of a block record: the vectors are the pair's second (column) side
 FLAG_SIDE = 0x04
-_BLOCK_FLAGS = FLAG_FLOAT32 | FLAG_STATS | FLAG_SIDE
+#: flag bit of a block record: each feature id is its place (unsigned 32-bit
+#: little-endian) in a table of feature ids sorted ascending that both ends
+#: hold (the prefix strategy's df table), not its 16 bytes
+FLAG_INDEXED = 0x08
+_BLOCK_FLAGS = FLAG_FLOAT32 | FLAG_STATS | FLAG_SIDE | FLAG_INDEXED
 _BLOCK_HEADER = struct.Struct(">BBII")
 _BLOCK_HEADER_SIZE = _BLOCK_HEADER.size  # 10
 _U32 = np.dtype("<u4")
@@ -62,7 +68,8 @@ class Block:
         uint32 (or any integer) array: entries of each vector.
     features : numpy.ndarray
         ``S16`` array of the feature ids of all vectors, vector after vector
-        (ascending within a vector).
+        (ascending within a vector); or uint32, their places in a sorted table
+        of ids that both ends hold (:data:`FLAG_INDEXED`).
     weights : numpy.ndarray
         float64 or float32, one per feature entry.
     stats : numpy.ndarray or None
@@ -139,9 +146,9 @@ def encode_block(block):
     ids, lengths, feats, w, stats = (block.ids, block.lengths, block.features, block.weights,
                                      block.stats)
     n, nnz = ids.shape[0], feats.shape[0]
-    if ids.dtype != ID_DTYPE or feats.dtype != ID_DTYPE:
+    if ids.dtype != ID_DTYPE or (feats.dtype != ID_DTYPE and feats.dtype != _U32):
         raise EncodeError("malformed Block: ids of dtype %s, features of dtype %s (expected "
-                          "S16)" % (ids.dtype, feats.dtype))
+                          "S16, and S16 or uint32)" % (ids.dtype, feats.dtype))
     if lengths.shape[0] != n or w.shape[0] != nnz:
         raise EncodeError("malformed Block: %d ids, %d lengths, %d features, %d weights"
                           % (n, lengths.shape[0], nnz, w.shape[0]))
@@ -162,6 +169,8 @@ def encode_block(block):
         raise EncodeError("a block's side is 0 or 1, found %r" % (block.side,))
     if block.side:
         flags |= FLAG_SIDE
+    if feats.dtype == _U32:
+        flags |= FLAG_INDEXED
     parts = [b"", ids.tobytes(), lengths.astype(_U32).tobytes(), feats.tobytes(), w.tobytes()]
     if stats is not None:
         if stats.shape[0] != n:
@@ -193,8 +202,9 @@ def decode_block_raw(raw, what):
                                     KIND_BLOCK, "block", _BLOCK_FLAGS)
     dt = _F32 if flags & FLAG_FLOAT32 else _F64
     has_stats = flags & FLAG_STATS
+    ft = _U32 if flags & FLAG_INDEXED else ID_DTYPE
     expected = (_BLOCK_HEADER_SIZE + n * (16 + 4 + (8 if has_stats else 0))
-                + nnz * (16 + dt.itemsize))
+                + nnz * (ft.itemsize + dt.itemsize))
     if size != expected:
         raise DecodeError(
             "cannot decode %s: header says %d vectors and %d entries with flags 0x%02X, "
@@ -211,23 +221,24 @@ def decode_block_raw(raw, what):
             "cannot decode %s: the %d vector lengths at byte offset %d add up to %d "
             "entries, but the header says %d" % (what, n, _BLOCK_HEADER_SIZE + 16 * n,
                                                  total, nnz))
-    feats = np.frombuffer(raw, ID_DTYPE, nnz, pos)
-    _check_ascending(raw, pos, nnz, lengths, what)
-    pos += 16 * nnz
+    feats = np.frombuffer(raw, ft, nnz, pos)
+    _check_ascending(feats, pos, lengths, what)
+    pos += ft.itemsize * nnz
     w = np.frombuffer(raw, dt, nnz, pos)
     pos += dt.itemsize * nnz
     stats = np.frombuffer(raw, _F64, n, pos) if has_stats else None
     return Block(ids, lengths, feats, w, stats, 1 if flags & FLAG_SIDE else 0)
 
 
-def _check_ascending(raw, pos, nnz, lengths, what):
-    """Feature ids strictly ascending within each vector of a block record
-    (one vectorised comparison of neighbouring ``S16`` ids, as unsigned
-    bytes): lengths that add up but are shifted between vectors put a
-    vector's ids out of order, so such a record never decodes."""
+def _check_ascending(feats, pos, lengths, what):
+    """Feature ids (at byte offset ``pos``) strictly ascending within each
+    vector of a block record (one vectorised comparison of neighbouring
+    ``S16`` ids, as unsigned bytes, or places): lengths that add up but are
+    shifted between vectors put a vector's ids out of order, so such a
+    record never decodes."""
+    nnz = feats.shape[0]
     if nnz < 2:
         return
-    feats = np.frombuffer(raw, ID_DTYPE, nnz, pos)
     ok = feats[1:] > feats[:-1]
     starts = np.cumsum(lengths[:-1], dtype=np.int64)
     starts = starts[(starts > 0) & (starts < nnz)]
@@ -239,5 +250,5 @@ def _check_ascending(raw, pos, nnz, lengths, what):
             "cannot decode %s: feature id %d (of vector %d) at byte offset %d after "
             "unescaping is not greater than the one before it: a vector's ids must be "
             "ascending and unique (lengths shifted between vectors?)"
-            % (what, e, v, pos + 16 * e))
+            % (what, e, v, pos + feats.dtype.itemsize * e))
 

@@ -80,6 +80,10 @@ BLOCKS = [
       (bytes(range(16)), [(b"\x0c" * 16, 3.25)])], "float64", None, 0),
     ("block_f32_stats_side", (2, 2**32 - 1),
      [(b"\x00" * 16, [(b"\x01" * 16, 1.5)]), (b"\xff" * 16, [])], "float32", [9.0, 0.0], 1),
+    # feature ids as places in a table both ends hold (flag 0x08): 4 bytes each
+    ("block_indexed", (0, 0),
+     [(b"\x0a" * 16, [(0, 0.5), (9, -2.0)]), (bytes(range(16)), [(2**32 - 1, 3.25)])],
+     "float64", None, 0),
 ]
 
 # Invalid block records, read with JobProtocol: (name, pair, block case name, lengths, error)
@@ -95,7 +99,9 @@ def _block(vectors, dtype, stats, side, lengths=None):
     return Block(
         np.array([v for v, _ in vectors], dtype="S16").reshape(-1),
         np.array(lengths or [len(e) for _, e in vectors], dtype=np.uint32),
-        np.array([f for _, e in vectors for f, _ in e], dtype="S16").reshape(-1),
+        np.array([f for _, e in vectors for f, _ in e],
+                 dtype=np.uint32 if vectors and any(isinstance(f, int) for _, e in vectors
+                                                    for f, _ in e) else "S16").reshape(-1),
         np.array([w for _, e in vectors for _, w in e], dtype=dtype),
         None if stats is None else np.array(stats, dtype=np.float64),
         side,
@@ -140,7 +146,9 @@ def main():
             f.write(JobProtocol().write(block_pair_key(i, j), block))
         manifest["blocks"].append({
             "name": name, "pair": [i, j], "dtype": dtype, "side": side,
-            "vectors": [[v.hex(), [[f.hex(), float(w).hex()] for f, w in e]] for v, e in vectors],
+            "indexed": any(isinstance(f, int) for _, e in vectors for f, _ in e),
+            "vectors": [[v.hex(), [[f if isinstance(f, int) else f.hex(), float(w).hex()]
+                                   for f, w in e]] for v, e in vectors],
             "stats": None if stats is None else [float(v).hex() for v in stats],
         })
     os.makedirs(os.path.join(HERE, "invalid"), exist_ok=True)

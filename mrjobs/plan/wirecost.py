@@ -295,7 +295,7 @@ def job_steps(e, wire, o, R):
         f = e["fams"][0]
         unique = np.unique(f.s.docs).shape[0] == f.s.n
         return [_df_run_step(e, wire)] + ([] if unique else [vectors_step(e, wire)]) + (
-            _prefix_steps(e, wire, o, R, direct=unique))
+            _prefix_steps(e, wire, o, R, direct=unique, table=True))
     return ([vectors_step(e, wire), _postings_step(e, wire, "stripes", o, R)]
             + _stripes_steps(e, wire, o, R))
 
@@ -325,13 +325,14 @@ def _df_run_step(e, wire):
                 model="df run", parse=float(sum(wire.mapper)))
 
 
-def _prefix_steps(e, wire, o, R, direct=None):
+def _prefix_steps(e, wire, o, R, direct=None, table=False):
     """The prefix strategy's steps: ``prefix`` (each vector's kept entries
     with their df; only after the df steps: ``direct`` None), ``pairs`` (per
     feature and flush, a block of the vectors whose prefix holds it and one
     of their earlier prefix features; ``direct``: from the mappers, which
-    read the input), ``rows`` (each kept pair once a direction; a vector's
-    pairs spread over its prefix features)."""
+    read the input; ``table``: the features as their 4-byte places in the df
+    table, not their 16 bytes), ``rows`` (each kept pair once a direction; a
+    vector's pairs spread over its prefix features)."""
     f = e["fams"][0]
     steps = []
     if direct is None:
@@ -342,9 +343,10 @@ def _prefix_steps(e, wire, o, R, direct=None):
                                                              wire.stats)))
     flushes = R * _flushes(e["prefix_entries"], R, o.buffer_entries)
     blocks = 2 * _groups(e["prefix_groups"], flushes)
+    feature = 4 if table else 16
     nbytes = (blocks * (wire.feat_key + 2 + 10 * wire.rho) + wire.rho * (
         e["prefix_copies"] * (2 * 20 + (8 if wire.stats else 0))
-        + e["prefix_entries"] * (16 + wire.wsize) + e["prefix_earlier"] * 20))
+        + e["prefix_entries"] * (feature + wire.wsize) + e["prefix_earlier"] * (feature + 4)))
     steps.append(dict(_step("pairs", blocks, e["prefix_entries"] + e["prefix_earlier"], nbytes),
                       groups=e["prefix_features"],
                       **(dict(model="prefix direct", parse=float(sum(wire.mapper)))

@@ -172,9 +172,10 @@ class DfTable:
         self.ids = np.ascontiguousarray(table["id"])
         self.counts = table["df"].astype(np.float64)
 
-    def df(self, doc, ids):
+    def lookup(self, doc, ids):
         """The counts of a vector's features ``ids`` (``doc``: its id, for
-        the error), as float64."""
+        the error), as float64, and their places in the table (uint32: in
+        the ids' order, what an indexed block record carries)."""
         at = np.minimum(np.searchsorted(self.ids, ids), max(self.ids.shape[0] - 1, 0))
         if not self.ids.shape[0] or not (self.ids[at] == ids).all():
             missing = ids[:1] if not self.ids.shape[0] else ids[self.ids[at] != ids][:1]
@@ -183,7 +184,7 @@ class DfTable:
                 "the run before this one counted from the same input: the input changed "
                 "between the two runs" % (uuid.UUID(bytes=missing.tobytes()),
                                           uuid.UUID(bytes=doc)))
-        return self.counts[at]
+        return self.counts[at], at.astype(np.uint32)
 
 
 class PrefixDfRun:

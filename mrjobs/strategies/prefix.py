@@ -104,13 +104,14 @@ class PrefixStrategy:
     def take_init(self):
         if self.ctx.df_table:
             self._table = DfTable(self.ctx.df_table)
-            self.reducer_prefix_init()
+            self.reducer_prefix_init(self._table.ids)
         else:
             self._post = PostingBuffer(self.ctx.buffer_entries, self.ctx.wire_dtype)
 
     def take(self, doc, query, ids, weights, stat):
-        if self.ctx.df_table:
-            if self._prefixes.add(doc, ids, weights, self._table.df(doc, ids), stat):
+        if self.ctx.df_table:  # the features as their places in the table
+            df, places = self._table.lookup(doc, ids)
+            if self._prefixes.add(doc, places, weights, df, stat):
                 yield from self._flush_prefixes()
         elif self._post.add(doc, ids, weights, stat):
             yield from self._post.flush()
@@ -140,11 +141,11 @@ class PrefixStrategy:
 
     # -- prefix: each vector to its prefix features ---------------------------
 
-    def reducer_prefix_init(self):
+    def reducer_prefix_init(self, names=None):
         ctx = self.ctx
         self._prefixes = PrefixBuffer(ctx.buffer_entries, ctx.wire_dtype, ctx.scorer.measure,
                                       ctx.scorer.threshold, ctx.include_self,
-                                      whole=ctx.top_k is not None)
+                                      whole=ctx.top_k is not None, names=names)
 
     def reducer_prefix(self, doc, pieces):
         for _, parts in by_family(pieces):
@@ -169,6 +170,7 @@ class PrefixStrategy:
 
     def reducer_pairs_init(self):
         self._groups, self._group_entries = [], 0
+        self._names = DfTable(self.ctx.df_table).ids if self.ctx.df_table else None
 
     def reducer_pairs(self, feature, records):
         """Buffer one prefix feature's records; the buffered groups go to the
@@ -178,7 +180,8 @@ class PrefixStrategy:
             return  # (a feature in one vector's prefix: no pair here)
         split = split_of(feature)
         if split is not None:  # (checks that the key names one feature of the group)
-            split_feature(feature, np.concatenate([r.features for r in records if not r.side]))
+            feats = np.concatenate([r.features for r in records if not r.side])
+            split_feature(feature, feats if self._names is None else self._names[feats])
         self._groups.append((records, split))
         self._group_entries += sum(r.features.shape[0] for r in records)
         if self._group_entries >= self.ctx.buffer_entries:
@@ -230,8 +233,11 @@ def _stacked(blocks, group_sizes):
 
 
 def _keys(group, ids):
-    """``S20`` keys (group as 4 big-endian bytes, then the 16 id bytes): they
-    sort by group, then by id."""
+    """Keys that sort by group, then by id: ``S20`` (group as 4 big-endian
+    bytes, then the 16 id bytes), or, for features as their places in the df
+    table (uint32, in the ids' order), int64 (group, then place)."""
+    if ids.dtype == np.uint32:
+        return (group.astype(np.int64) << 32) | ids.astype(np.int64)
     out = np.empty((ids.shape[0], 20), np.uint8)
     out[:, :4] = group.astype(">u4").view(np.uint8).reshape(-1, 4)
     out[:, 4:] = np.frombuffer(ids.tobytes(), np.uint8).reshape(-1, 16)

@@ -224,11 +224,13 @@ class PrefixBuffer:
 
     Memory: at most ``limit`` entries buffered, plus one vector."""
 
-    def __init__(self, limit, dtype, measure, threshold, include_self=False, whole=False):
+    def __init__(self, limit, dtype, measure, threshold, include_self=False, whole=False,
+                 names=None):
         self.limit, self.dtype = limit, dtype
         self.measure, self.threshold = measure, threshold
         self.include_self = include_self
         self.whole = whole
+        self.names = names
         self.clear()
 
     def clear(self):
@@ -237,8 +239,10 @@ class PrefixBuffer:
         self.n = 0
 
     def add(self, doc, ids, weights, df, stat):
-        """Add one vector (its features by UUID, weights, each feature's df);
-        True when the buffer should be flushed."""
+        """Add one vector (its features by UUID, or by their places in
+        ``names``, the df table's ids: then the copies are indexed block
+        records; weights, each feature's df); True when the buffer should be
+        flushed."""
         self.docs.append(doc)
         self.lengths.append(ids.shape[0])
         self.feats.append(ids)
@@ -268,7 +272,7 @@ class PrefixBuffer:
         # under --include-self, each vector's first, where it meets itself)
         sent = np.flatnonzero((j < p[vec]) & ((df[g] >= 2) | (self.include_self & (j == 0))))
         owner = vec[sent]
-        keys = feats[g[sent]]
+        keys = feats[g[sent]] if self.names is None else self.names[feats[g[sent]]]
         # each copy's earlier prefix entries: its vector's copies before it
         k = np.arange(sent.shape[0]) - np.searchsorted(owner, owner)
         copy = np.repeat(np.arange(sent.shape[0]), k)

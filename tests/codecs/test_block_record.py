@@ -1,5 +1,6 @@
 """The block record (codecs/SPEC.md 3.4): stored vectors, round trips on both
 framing twins, and every decoding error it promises."""
+import itertools
 import json
 import os
 import struct
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from mrcodecs import DecodeError, EncodeError, escape
+from mrcodecs import unescape as mrcodecs_unescape
 from mrcodecs.jobwire import (Block, JobProtocol, Stripe, block_pair_key, block_pair_of,
                               decode_block, decode_record, encode_block)
 from mrjobs.jobprotocols import JSONStripeProtocol
@@ -25,10 +27,12 @@ def _manifest():
 
 def _block_of(case):
     vectors = case["vectors"]
+    feats = [f for _, e in vectors for f, _ in e]
     return Block(
         np.array([bytes.fromhex(v) for v, _ in vectors], "S16").reshape(-1),
         np.array([len(e) for _, e in vectors], np.uint32),
-        np.array([bytes.fromhex(f) for _, e in vectors for f, _ in e], "S16").reshape(-1),
+        np.array(feats, np.uint32) if case.get("indexed") else
+        np.array([bytes.fromhex(f) for f in feats], "S16").reshape(-1),
         np.array([float.fromhex(w) for _, e in vectors for _, w in e], case["dtype"]),
         None if case["stats"] is None else np.array([float.fromhex(s) for s in case["stats"]]),
         case["side"])
@@ -45,11 +49,12 @@ def test_stored_block_vectors_decode_and_encode_byte_exact(case):
     assert JobProtocol().write(key, block) == line
 
 
-def random_block(rng, n, dtype=np.float64, stats=True, side=0):
+def random_block(rng, n, dtype=np.float64, stats=True, side=0, indexed=False):
     lengths = rng.integers(0, 6, n).astype(np.uint32)
     m = int(lengths.sum())
     ids = np.frombuffer(rng.bytes(16 * n), "S16")
-    feats = np.frombuffer(rng.bytes(16 * m), "S16")
+    feats = (rng.integers(0, 2**32, m, dtype=np.uint32) if indexed
+             else np.frombuffer(rng.bytes(16 * m), "S16"))
     # ascending within each vector, as the layout requires
     feats = feats[np.lexsort((feats, np.repeat(np.arange(n), lengths)))]
     w = rng.standard_normal(m).astype(dtype)
@@ -60,14 +65,16 @@ def random_block(rng, n, dtype=np.float64, stats=True, side=0):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_round_trip(n, dtype):
     rng = np.random.default_rng(n)
-    for stats in (True, False):
-        for side in (0, 1):
-            b = random_block(rng, n, dtype, stats, side)
+    for stats, side, indexed in itertools.product((True, False), (0, 1), (False, True)):
+            b = random_block(rng, n, dtype, stats, side, indexed)
             data = encode_block(b)
             assert b"\t" not in data and b"\n" not in data and b"\r" not in data
             assert decode_block(data) == b
             assert decode_record(data) == b
             assert_round_trip_ok(JobProtocol(), block_pair_key(3, 7), b)
+            # an indexed block: 4 bytes a feature id, not 16
+            assert len(mrcodecs_unescape(data)) == 10 + n * (20 + 8 * stats) + b.nnz * (
+                (4 if indexed else 16) + np.dtype(dtype).itemsize)
 
 
 def test_job_protocol_still_carries_stripes():
@@ -78,8 +85,9 @@ def test_job_protocol_still_carries_stripes():
 def test_json_wire_twin_carries_the_same_block():
     rng = np.random.default_rng(1)
     for dtype in (np.float64, np.float32):
-        b = random_block(rng, 9, dtype)
-        assert_round_trip_ok(JSONStripeProtocol(), block_pair_key(0, 2), b)
+        for indexed in (False, True):
+            b = random_block(rng, 9, dtype, indexed=indexed)
+            assert_round_trip_ok(JSONStripeProtocol(), block_pair_key(0, 2), b)
 
 
 def test_truncated_or_padded_records_never_decode():
@@ -104,6 +112,8 @@ def _raw_block(kind=0x22, flags=0, n=1, m=1, lengths=(1,)):
 @pytest.mark.parametrize("data, message", [
     (_raw_block(kind=0x21), "expected kind byte 0x22 \\(block\\) at byte offset 0, found 0x21"),
     (_raw_block(flags=0x10), "unknown flag bits 0x10"),
+    (_raw_block(flags=0x08), "header says 1 vectors and 1 entries with flags 0x08, which take "
+                             "42 bytes after unescaping, found 54"),
     (_raw_block(n=1, m=2, lengths=(1,)), "lengths at byte offset 26 add up to 1 entries, but the "
                                          "header says 2"),
     (escape(b"\x22\x00\x00"), "expected a 10-byte header"),
@@ -147,3 +157,12 @@ def test_every_registered_record_has_a_json_twin_and_round_trips():
         assert r.encode(value)[:1] == bytes([kind])
         for protocol in (JobProtocol(), JSONStripeProtocol()):
             assert_round_trip_ok(protocol, b"\x09" * 16, value)
+
+
+def test_an_indexed_blocks_places_ascend_within_a_vector():
+    b = Block(np.array([b"\x01" * 16, b"\x02" * 16], "S16"), np.array([2, 1], np.uint32),
+              np.array([5, 3, 1], np.uint32), np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(DecodeError, match="feature id 1 \\(of vector 0\\) at byte offset 54"):
+        decode_block(encode_block(b))
+    with pytest.raises(EncodeError, match="S16 or uint32"):
+        encode_block(Block(b.ids, b.lengths, b.features.astype(np.int64), b.weights))

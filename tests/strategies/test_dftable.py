@@ -127,8 +127,10 @@ def test_a_feature_the_table_lacks_stops_the_run(tmp_path):
                        "strategy's df table.*the input changed" % lacking):
         jobs_helpers.run(ARGS + ["--df-table", str(path), "--unique-ids"], UNIQUE,
                          strategy="prefix")
-    assert DfTable(str(path)).df(b"\1" * 16, table["id"][1:3]).tolist() == \
-        table["df"][1:3].astype(float).tolist()
+    # the table read back: counts, and places in its ids' order
+    df, places = DfTable(str(path)).lookup(b"\1" * 16, table["id"][1:3])
+    assert df.tolist() == table["df"][1:3].astype(float).tolist()
+    assert places.dtype == np.uint32 and places.tolist() == [0, 1]
 
 
 def test_the_df_options_are_the_launchers():
