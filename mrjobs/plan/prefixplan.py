@@ -78,7 +78,10 @@ def prefix_estimates(e, fams, o):
     e["prefix_features"] = distinct_features(group / f.scale, f.s.n, f.N)
     biggest = float((2 * m).max()) if group.shape[0] else 0.0
     mean_len = float(lengths.mean()) if lengths.shape[0] else 0.0
-    e["memory"] = biggest * mean_len * GROUP_ENTRY_BYTES + o.buffer_entries * 48
+    # and the df table each task of the job's run holds (without --max-df): 16 + 8 bytes a
+    # feature of the whole
+    table = 0.0 if o.max_df is not None else 24 * distinct_features(f.df, f.s.n, f.N)
+    e["memory"] = biggest * mean_len * GROUP_ENTRY_BYTES + o.buffer_entries * 48 + table
 
 
 def _hapax_share(f):
