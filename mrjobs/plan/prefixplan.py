@@ -45,7 +45,8 @@ def prefix_estimates(e, fams, o):
     # a copy goes to a prefix feature another vector holds too: a feature the
     # sample has more than once does; one it has once, unless it is one of
     # the whole's own hapaxes (sent: the share that is not)
-    sent = np.where(f.df[pc] >= 2, 1.0, 1.0 - _hapax_share(f))
+    whole = distinct_features(f.df, f.s.n, f.N)  # the whole's features
+    sent = np.where(f.df[pc] >= 2, 1.0, 1.0 - _hapax_share(f, whole))
     if o.include_self:
         sent[j[in_prefix] == 0] = 1.0
     rep = parts[pc] * sent
@@ -80,19 +81,18 @@ def prefix_estimates(e, fams, o):
     mean_len = float(lengths.mean()) if lengths.shape[0] else 0.0
     # and the df table each task of the job's run holds (without --max-df): 16 + 8 bytes a
     # feature of the whole
-    table = 0.0 if o.max_df is not None else 24 * distinct_features(f.df, f.s.n, f.N)
+    table = 0.0 if o.max_df is not None else 24 * whole
     e["memory"] = biggest * mean_len * GROUP_ENTRY_BYTES + o.buffer_entries * 48 + table
 
 
-def _hapax_share(f):
+def _hapax_share(f, whole):
     """The share of the sample's hapaxes (features one sample vector holds)
     that one vector of the whole holds alone: the whole's hapaxes, about
-    ``beta V(N)`` of its ``V(N)`` features (Heaps' law, :func:`heaps_beta`),
-    each in the sample with chance ``n / N``."""
+    ``beta V(N)`` of its ``V(N) = whole`` features (Heaps' law,
+    :func:`heaps_beta`), each in the sample with chance ``n / N``."""
     if f.N <= f.s.n:  # the sample is the whole: its hapaxes are the whole's
         return 1.0
     ones = float((f.df == 1).sum())
     if not ones:
         return 0.0
-    whole = distinct_features(f.df, f.s.n, f.N)
     return min(1.0, heaps_beta(f.df, f.s.n) * whole * f.s.n / f.N / ones)

@@ -36,6 +36,7 @@ import numpy as np
 from mrjob.util import to_lines
 
 from mrcodecs.jobwire import Stripe
+from mrjobs.pairs.idarrays import sort_sum
 
 __all__ = ["DF_DTYPE", "DfCount", "DfRunProtocol", "DfTable", "PrefixDfRun", "write_table"]
 
@@ -67,10 +68,9 @@ def _by_bucket(kind, ids, counts):
 
 def _summed(stripes):
     """The sorted unique ids of ``stripes`` and the sums of their counts."""
-    ids = np.concatenate([s.ids for s in stripes])
-    counts = np.concatenate([s.values for s in stripes]).astype(np.float64, copy=False)
-    uniq, at = np.unique(ids, return_inverse=True)
-    return uniq, np.bincount(at.reshape(-1), counts, uniq.shape[0])
+    ids, counts, _, _ = sort_sum(np.concatenate([s.ids for s in stripes]),
+                                 np.concatenate([s.values for s in stripes]))
+    return ids, counts
 
 
 class DfCount:
