@@ -65,6 +65,7 @@ class Launch(LaunchChecks):
         self.streams = InputStreams(getattr(job.options, "local_tmp_dir", None))
         self.tmp_dir = None
         self.before = self.removed = 0
+        self.tmp_dirs = []
 
     def run(self):
         self.closed_stdio = open_closed_stdio()
@@ -123,11 +124,9 @@ class Launch(LaunchChecks):
         self.committer = self.make_committer()
         self.job.set_up_runs()
         self.guard = TaskGuard() if self.alias == "local" else None
-        tmp_dirs = []
         try:
             with self.job.make_runner() as runner:
-                tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
-                self.tmp_dir = tmp_dirs[0]
+                self.tmp_dir = getattr(runner, "_local_tmp_dir", None)
                 try:
                     self.check_output_dir(runner, writes=not self.job.second_run())
                     if self.alias == "local":
@@ -138,11 +137,18 @@ class Launch(LaunchChecks):
                     self.after_run(runner, log_stream)
                 finally:
                     self.end_tasks()
-                    tmp_dirs = [getattr(runner, "_local_tmp_dir", None)]
-                    self.before = sum(tree_bytes(d) for d in tmp_dirs if d)
+                    self.note_tmp(runner)
         finally:
             self.end_tasks()  # also when the runner could not be made
-            self.removed = self.before - sum(tree_bytes(d) for d in tmp_dirs if d)
+            self.removed = self.before - sum(tree_bytes(d) for d in self.tmp_dirs)
+
+    def note_tmp(self, runner):
+        """Note ``runner``'s temporary directory and its bytes, before its
+        cleanup (what the run's end says it removed: of every run)."""
+        d = getattr(runner, "_local_tmp_dir", None)
+        if d:
+            self.tmp_dirs.append(d)
+            self.before += tree_bytes(d)
 
     def after_run(self, runner, log_stream, counters=None):
         """After the run of ``runner``: the job's next run over its output
@@ -158,9 +164,12 @@ class Launch(LaunchChecks):
             self.check_read(counters, log_stream)
         self.job.start_second_run(runner)
         with self.job.make_runner() as second:
-            self.direct_output(second)
-            self.run_steps(second, log_stream)
-            self.after_run(second, log_stream, counters)
+            try:
+                self.direct_output(second)
+                self.run_steps(second, log_stream)
+                self.after_run(second, log_stream, counters)
+            finally:
+                self.note_tmp(second)
 
     def end_tasks(self):
         if self.guard:

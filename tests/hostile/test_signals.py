@@ -124,6 +124,20 @@ def test_a_signal_to_the_process_group_ends_the_run(tmp_path, runner, moment, si
     assert_stopped(tmp_path, proc, stderr, sig, below)
 
 
+@pytest.mark.slow
+def test_a_signal_after_a_first_run_counts_the_cleanup_of_both(tmp_path):
+    """TERM during the copy of a prefix run, whose df run came first: the
+    job's own run's staged output (~3 MB) is counted as removed, not only
+    the df run's temporary files."""
+    write_lines(tmp_path / "corpus.jsonl", corpus(n=300, seed=11))
+    args = ["corpus.jsonl", "--measure", "cosine", "--threshold", "0", "--top-k", "200",
+            "--strategy", "prefix", "-r", "local", "-q"]
+    proc = launcher(tmp_path, args, hold_dir=hold_dir(tmp_path), start_new_session=True)
+    stderr, below = signal_group(proc, lambda: proc.stdout.read(1) != "",
+                                 "the run to reach the copy", signal.SIGTERM, bound=HUNG)
+    assert_stopped(tmp_path, proc, stderr, signal.SIGTERM, below, removed=lambda mb: mb >= 2)
+
+
 @pytest.mark.parametrize("runner", ["inline", "local"])
 @pytest.mark.slow
 def test_a_second_signal_neither_cuts_the_cleanup_short_nor_its_count(tmp_path, runner):
