@@ -72,6 +72,7 @@ PREFIX_GROUPS = "prefix features with a pair to score"
 PREFIX_NOWHERE = "vectors sent nowhere: no pair of theirs can reach --threshold"
 PREFIX_PART_PAIRS = "pairs left to their own part of a split prefix feature"
 PREFIX_PAIRS_DROPPED = "pairs left to an earlier prefix feature"
+PREFIX_PAIRS_MET_AGAIN = "pairs met again at a later prefix feature (their best kept)"
 PRODUCTS_COMPUTED = "products computed"
 #: pruning under --threshold (blocks strategy; see mrjobs.pairs.pruning)
 ROWS_PRUNED = "pruned: rows"

@@ -60,7 +60,7 @@ from mrjobs.strategies.sizing import (DEFAULT_BLOCK_ENTRIES, bytes_per_entry, da
                                      default_blocks, df_cut_form, input_data_bytes,
                                      local_split_bytes, pair_threads, reducers, vector_entries,
                                      whole_rows)
-from mrjobs.counters import INPUT, QUERY_VECTORS_READ
+from mrjobs.counters import INPUT, PREFIX_PAIRS_MET_AGAIN, QUERY_VECTORS_READ, WORK
 from mrjobs.parsing import FORMATS, POSTINGS
 from mrjobs.strategies.postings import PostingAssembler
 from mrjobs.scoring import RowMerger, Scorer, output_rows
@@ -68,6 +68,7 @@ from mrjobs.runtime.paths import OverlapError, queries_for_tasks
 from mrjobs.strategies.contract import Context
 from mrjobs.strategies.dftable import DfCount, PrefixDfRun
 from mrjobs.strategies.names import IdsOfAnyKind, names_steps
+from mrjobs.strategies.prefixing import repeats
 from mrjobs.strategies.registry import STRATEGIES
 from mrjobs.strategies.vectors import VectorsStep, side_preparer
 
@@ -144,7 +145,7 @@ class MRSparseDotProducts(PrefixDfRun, IdsOfAnyKind, VectorsStep, SparseJob):
             wire_dtype=self.wire_dtype, buffer_entries=o.buffer_entries, top_k=o.top_k,
             include_self=o.include_self, queries=bool(o.queries), both_ways=o.both_ways,
             floors=o.floors, query_blocks=o.query_blocks, df_table=o.df_table,
-            max_df=o.max_df,
+            repeats=self._repeats(), max_df=o.max_df,
             blocks=o.blocks, threads=o.pair_threads or 1, prune=not o.no_prune,
             df_cut=self._df_cut_form(), status=self.status,
             prepare_side=side_preparer(self) if self._direct() else None)
@@ -233,6 +234,13 @@ class MRSparseDotProducts(PrefixDfRun, IdsOfAnyKind, VectorsStep, SparseJob):
         o = self.options
         return o.strategy == "blocks" and o.max_df is None and not self._from_postings()
 
+    def _repeats(self):
+        """Whether a pair may come to the rows step more than once, its best
+        kept (the prefix strategy's copies without their earlier features:
+        :func:`mrjobs.strategies.prefixing.repeats`)."""
+        o = self.options
+        return o.strategy == "prefix" and repeats(o.measure, o.nonnegative, o.top_k)
+
     def _prefix_direct(self):
         """Whether the mappers send each vector, prepared, to its prefix
         features (the prefix strategy with its df table, every vector id on
@@ -291,10 +299,13 @@ def rows_step(job):
     start and flushed at its end."""
     def init():
         job._task_init()
-        job._rows = RowMerger(job.options.top_k, job.options.buffer_entries)
+        job._rows = RowMerger(job.options.top_k, job.options.buffer_entries,
+                              repeats=job._repeats())
 
     def final():
         yield from output_rows(job.counts, job._rows.flush())
+        if job._rows.repeats_dropped:
+            job.counts.add(WORK, PREFIX_PAIRS_MET_AGAIN, job._rows.repeats_dropped)
         job._task_final()
 
     return MRStep(reducer_init=init, reducer=job.reducer_rows, reducer_final=final)

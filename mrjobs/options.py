@@ -309,6 +309,10 @@ def _add_strategy_options(job, strategies):
     # and, where that run saw every vector id on one line, no vectors step
     job.add_passthru_arg("--unique-ids", action="store_true", default=False,
                          help=argparse.SUPPRESS)
+    # and, where it saw no negative weight, copies without their earlier
+    # prefix features (mrjobs.strategies.prefixing.repeats)
+    job.add_passthru_arg("--nonnegative", action="store_true", default=False,
+                         help=argparse.SUPPRESS)
 
     job.add_passthru_arg(
         "--no-prune", action="store_true", default=False,
@@ -388,6 +392,8 @@ def check_dot_products_options(o, error):
               "--input-format postings)" % ("--prefix-df" if o.prefix_df else "--df-table"))
     if o.unique_ids and not o.df_table:
         error("argument --unique-ids: needs --df-table")
+    if o.nonnegative and not o.df_table:
+        error("argument --nonnegative: needs --df-table")
     if o.floors and not (o.both_ways and o.top_k):
         error("argument --floors: needs --both-ways and --top-k")
     if o.queries and o.include_self:

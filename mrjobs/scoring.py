@@ -173,7 +173,9 @@ class RowMerger:
     instead, merged by one C call (``merge_top_k``: its pieces' k best,
     without gathering them in numpy); a row with a NaN score waits for a
     batch.  The same rows as :func:`merge_rows`, in the same order, either
-    way.
+    way.  ``repeats`` (without ``k``): a neighbour may come more than once
+    (the prefix strategy's pairs met again, :func:`mrjobs.strategies.prefixing.repeats`);
+    each keeps its best score, the others counted in :attr:`repeats_dropped`.
 
     >>> from mrcodecs.jobwire import Stripe
     >>> m = RowMerger(1, 10)
@@ -183,8 +185,11 @@ class RowMerger:
     [(b'x', [b'aaaaaaaaaaaaaaaa'])]
     """
 
-    def __init__(self, k, limit):
-        self.k, self.limit = k, limit
+    def __init__(self, k, limit, repeats=False):
+        if repeats and k is not None:
+            raise ValueError("a row's repeated neighbours are merged without --top-k only")
+        self.k, self.limit, self.repeats = k, limit, repeats
+        self.repeats_dropped = 0
         self._docs, self._ids, self._scores, self._held = [], [], [], 0
         # with --top-k of at least C_MERGE_K and the C kernels, each row is
         # merged as it comes
@@ -224,9 +229,25 @@ class RowMerger:
         order = top_k_groups(np.repeat(np.arange(len(docs)), lengths), ids, sc, self.k)
         kept = lengths if self.k is None else np.minimum(lengths, self.k)
         ids, sc = ids[order], sc[order]
+        if self.repeats:
+            ids, sc, kept = self._best_of_repeats(ids, sc, kept)
         ends = np.cumsum(kept).tolist()
         starts = [0] + ends[:-1]
         return [(doc, Stripe(ids[s:e], sc[s:e])) for doc, s, e in zip(docs, starts, ends)]
+
+    def _best_of_repeats(self, ids, sc, lengths):
+        """Rows (ordered, best first) without a neighbour's repeats: its
+        first, best, entry kept."""
+        group = np.repeat(np.arange(lengths.shape[0]), lengths)
+        keys = np.empty((ids.shape[0], 24), np.uint8)
+        keys[:, :8] = group.astype(">i8").view(np.uint8).reshape(-1, 8)
+        keys[:, 8:] = np.frombuffer(ids.tobytes(), np.uint8).reshape(-1, 16)
+        _, first = np.unique(keys.view("S24").ravel(), return_index=True)
+        if first.shape[0] == ids.shape[0]:
+            return ids, sc, lengths
+        self.repeats_dropped += ids.shape[0] - first.shape[0]
+        first.sort()
+        return ids[first], sc[first], np.bincount(group[first], minlength=lengths.shape[0])
 
 
 def output_rows(counts, rows):

@@ -61,6 +61,7 @@ def prefix_estimates(e, fams, o):
     held = lengths[vec] - (0 if o.top_k is not None else j[in_prefix])
     e["prefix_entries"] = float((rep * held).sum() * f.scale)
     e["prefix_earlier"] = float((rep * before).sum() * f.scale)
+    e["prefix_nonnegative"] = bool((w >= 0).all())
     e["prefix_groups"] = np.repeat(group / parts, (parts * (parts + 1) // 2).astype(np.int64))[
         np.repeat(group > 0, (parts * (parts + 1) // 2).astype(np.int64))]
     m = group / parts  # vectors a part

@@ -6,6 +6,7 @@ import numpy as np
 from mrcodecs.jobwire import Stripe
 from mrjobs.measures import get as get_measure
 from mrjobs.parsing import POSTINGS
+from mrjobs.strategies.prefixing import repeats
 from mrjobs.strategies.scheme import pairs_write_rows
 
 __all__ = ["Wire", "vectors_step", "job_steps", "distinct_features", "heaps_beta"]
@@ -331,8 +332,10 @@ def _prefix_steps(e, wire, o, R, direct=None, table=False):
     feature and flush, a block of the vectors whose prefix holds it and one
     of their earlier prefix features; ``direct``: from the mappers, which
     read the input; ``table``: the features as their 4-byte places in the df
-    table, not their 16 bytes), ``rows`` (each kept pair once a direction; a
-    vector's pairs spread over its prefix features)."""
+    table, not their 16 bytes; no earlier features where the sample's
+    prepared weights are none negative and the df run says so, or binary:
+    :func:`~mrjobs.strategies.prefixing.repeats`), ``rows`` (each kept pair
+    once a direction; a vector's pairs spread over its prefix features)."""
     f = e["fams"][0]
     steps = []
     if direct is None:
@@ -342,12 +345,14 @@ def _prefix_steps(e, wire, o, R, direct=None, table=False):
         steps.append(_step("prefix", recs, kept, wire.stripe(recs, kept, wire.doc_key, True,
                                                              wire.stats)))
     flushes = R * _flushes(e["prefix_entries"], R, o.buffer_entries)
-    blocks = 2 * _groups(e["prefix_groups"], flushes)
+    sides = 1 if repeats(o.measure, table and e["prefix_nonnegative"], o.top_k) else 2
+    earlier = e["prefix_earlier"] if sides == 2 else 0.0
+    blocks = sides * _groups(e["prefix_groups"], flushes)
     feature = 4 if table else 16
     nbytes = (blocks * (wire.feat_key + 2 + 10 * wire.rho) + wire.rho * (
-        e["prefix_copies"] * (2 * 20 + (8 if wire.stats else 0))
-        + e["prefix_entries"] * (feature + wire.wsize) + e["prefix_earlier"] * (feature + 4)))
-    steps.append(dict(_step("pairs", blocks, e["prefix_entries"] + e["prefix_earlier"], nbytes),
+        e["prefix_copies"] * (sides * 20 + (8 if wire.stats else 0))
+        + e["prefix_entries"] * (feature + wire.wsize) + earlier * (feature + 4)))
+    steps.append(dict(_step("pairs", blocks, e["prefix_entries"] + earlier, nbytes),
                       groups=e["prefix_features"],
                       **(dict(model="prefix direct", parse=float(sum(wire.mapper)))
                          if direct else {})))

@@ -44,6 +44,10 @@ class Context:
     df_table : str, optional
         The prefix strategy's table of each feature's count (``--df-table``:
         :mod:`mrjobs.strategies.dftable`); None: its df steps find them.
+    repeats : bool
+        The prefix strategy's copies carry no earlier prefix features, and a
+        pair met at several prefix features is kept at its best by the rows
+        step (:func:`mrjobs.strategies.prefixing.repeats`).
     threads : int
         Threads a block pair's reducer may use (``--pair-threads``).
     prune : bool
@@ -75,6 +79,7 @@ class Context:
     floors: Optional[str] = None
     query_blocks: Optional[int] = None
     df_table: Optional[str] = None
+    repeats: bool = False
     max_df: Optional[int] = None
     blocks: Optional[int] = None
     threads: int = 1

@@ -17,7 +17,9 @@ are looked up (:class:`DfTable`) and the vector sent straight to its prefix
 features: by the mappers, where the first run saw every vector id on one
 line (``--unique-ids``: two steps, pairs and rows), else by the vectors
 step's reducers once they have merged an id's lines (three) -- where there
-were five.
+were five.  The first run also counts the lines with a negative weight:
+where there are none (``--nonnegative``), the copies carry no earlier
+prefix features (:func:`mrjobs.strategies.prefixing.repeats`).
 
 A count is of lines, not of distinct vectors (lines that share an id are
 merged after it); any one order keeps the strategy exact, and lines that
@@ -46,8 +48,9 @@ log = logging.getLogger("mrjobs.job")
 DF_DTYPE = np.dtype([("id", "S16"), ("df", "<i8")])
 
 
-#: byte 0 of a bucket's key: of features' counts, or of vector ids' lines
-_FEATURES, _VECTORS = 0, 1
+#: byte 0 of a bucket's key: of features' counts, of vector ids' lines, or
+#: of the lines with a negative weight (one count, under an id of zeros)
+_FEATURES, _VECTORS, _NEGATIVE = 0, 1, 2
 
 
 def _bucket_key(kind, last):
@@ -75,20 +78,23 @@ def _summed(stripes):
 
 class DfCount:
     """The one step of the df run: map tasks count their lines' features
-    and ids, the combiners and reducers sum the counts of a bucket's; a
-    reducer writes its features' counts, and the ids of more than one line."""
+    and ids (and the lines with a negative weight), the combiners and
+    reducers sum the counts of a bucket's; a reducer writes its features'
+    counts, the ids of more than one line, and the negative lines if any."""
 
     def __init__(self, job):
         self.job = job
 
     def mapper_init(self):
         self.job._task_init()
-        self._feats, self._docs, self._n = [], [], 0
+        self._feats, self._docs, self._n, self._negative = [], [], 0, 0
 
     def mapper(self, _, line):
         vec = self.job.read_vector(line)
         if vec is None:
             return
+        if vec[2].shape[0] and vec[2].min() < 0:
+            self._negative += 1
         self._docs.append(vec[0])
         self._feats.append(vec[1])
         self._n += vec[1].shape[0] + 1
@@ -103,7 +109,10 @@ class DfCount:
             if ids.shape[0]:
                 ids, counts = np.unique(ids, return_counts=True)
                 yield from _by_bucket(kind, ids, counts.astype(np.float64))
-        self._feats, self._docs, self._n = [], [], 0
+        if self._negative:
+            yield _bucket_key(_NEGATIVE, 0), Stripe(np.zeros(1, "S16"),
+                                                    np.array([float(self._negative)]))
+        self._feats, self._docs, self._n, self._negative = [], [], 0, 0
 
     def mapper_final(self):
         yield from self._flush()
@@ -141,10 +150,10 @@ class DfRunProtocol:
 def write_table(lines, path):
     """Write the df run's output ``lines`` (:class:`DfRunProtocol`'s) to
     ``path`` as :data:`DF_DTYPE` records of the features, sorted by id;
-    return how many features it holds and how many vector ids are on more
-    than one line."""
+    return how many features it holds, how many vector ids are on more than
+    one line, and how many lines hold a negative weight."""
     protocol = DfRunProtocol()
-    ids, counts, repeated = [], [], 0
+    ids, counts, repeated, negative = [], [], 0, 0
     for line in lines:
         line = line.rstrip(b"\r\n")
         if not line:
@@ -152,6 +161,9 @@ def write_table(lines, path):
         key, stripe = protocol.read(line)
         if key[0] == _VECTORS:
             repeated += len(stripe)
+            continue
+        if key[0] == _NEGATIVE:
+            negative += int(stripe.values.sum())
             continue
         ids.append(stripe.ids)
         counts.append(stripe.values)
@@ -161,7 +173,7 @@ def write_table(lines, path):
         table["df"] = np.concatenate(counts)
         table.sort(order="id")
     table.tofile(path)
-    return table.shape[0], repeated
+    return table.shape[0], repeated, negative
 
 
 class DfTable:
@@ -218,16 +230,21 @@ class PrefixDfRun:
         path = os.path.join(first._get_local_tmp_dir(), "df-table")
         out = first.get_output_dir()
         parts = sorted(p for p in first.fs.ls(out) if posixpath.basename(p).startswith("part-"))
-        n, repeated = write_table((line for p in parts for line in to_lines(first.fs.cat(p))),
-                                  path)
+        n, repeated, negative = write_table(
+            (line for p in parts for line in to_lines(first.fs.cat(p))), path)
         log.info("prefix strategy: %d feature(s) counted; %s", n, (
             "every vector id on one line: the mappers send the vectors to their prefix "
             "features" if not repeated else "%d vector id(s) on more than one line: a "
             "vectors step merges them first" % repeated))
+        if negative:
+            log.info("prefix strategy: %d line(s) with a negative weight: each copy carries "
+                     "its earlier prefix features", negative)
         o = self.options
         o.prefix_df, o.df_table, o.unique_ids = False, path, not repeated
+        o.nonnegative = not negative
         self._cl_args = [a for a in self._cl_args if a != "--prefix-df"] + [
-            "--df-table", path] + (["--unique-ids"] if o.unique_ids else [])
+            "--df-table", path] + (["--unique-ids"] if o.unique_ids else []) + (
+            ["--nonnegative"] if o.nonnegative else [])
         self._strategy = None
 
     def output_protocol(self):

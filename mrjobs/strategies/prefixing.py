@@ -33,6 +33,22 @@ The bound ``D``
     raises its bounds, against the rounding of the job's own dot product.
     ``dot``, ``correlation`` and ``loglikelihood`` have no bound that holds
     for any partner (:data:`SUPPORTED`).
+Without earlier features
+    Where no prepared weight is negative (binary weights; or the df run saw
+    no negative weight in the input: the launcher's ``--nonnegative``), under
+    a threshold alone and a measure of :data:`REPEATABLE`, a copy carries no earlier prefix features, and a
+    pair is scored at every prefix feature its vectors share.  At a later
+    one ``g`` the copies hold their vectors from ``g`` on: the sum is over
+    some of the whole's terms, in the same order, each term at least 0, so it
+    is never above the whole's sum in floating point either (a rounded sum
+    never falls as a term of at least 0 is added, and never rises as the
+    sum it adds to falls), and neither is its score.  The rows step keeps
+    each pair's best score (:class:`mrjobs.scoring.RowMerger`,
+    ``repeats``): the one of its first shared feature, the whole's.  What
+    that costs: the pairs met again whose part reaches the threshold go
+    through the rows step's shuffle twice or more; what it saves: each
+    copy's earlier features (a record of them a key and map task), about a
+    fifth of the pair step's bytes on short text.
 """
 import hashlib
 import struct
@@ -45,7 +61,7 @@ from mrjobs.pairs.cellbounds import DOT_SLACK, DOT_TINY, score_bounds
 from mrjobs import measures
 
 __all__ = ["SUPPORTED", "HOT_VECTORS", "supports", "global_order", "prefix_lengths",
-           "suffix_dot_bounds", "PrefixBuffer", "shared_earlier", "entry_vectors", "split_of",
+           "suffix_dot_bounds", "REPEATABLE", "repeats", "PrefixBuffer", "shared_earlier", "entry_vectors", "split_of",
            "parts_of", "sub_blocks", "feature_hash", "split_feature"]
 
 #: prepared weights -> (bound on any vector's norm, on any entry's magnitude)
@@ -55,6 +71,15 @@ _STAT_RANGE = {"count": (1.0, np.inf)}
 #: measures the prefix strategy can take: a bound on any partner's weights and a score bound
 SUPPORTED = frozenset(m.name for m in measures.REGISTRY.values()
                       if m.bound is not None and m.weights in _WEIGHT_BOUNDS)
+#: measures whose score never falls as the dot product rises, in floating
+#: point too (each step of :mod:`mrjobs.measures.scores` rounds monotonically:
+#: products, sums and quotients of values of one sign): a pair met again at
+#: a later prefix feature, from part of its vectors, scores at most its
+#: whole's score where no weight is negative.  Not ``euclidean`` (its score
+#: goes through ``exp`` and ``log``, whose rounding numpy does not promise to
+#: be monotone) nor ``pearson`` (centred weights are negative)
+REPEATABLE = frozenset({"cosine", "tanimoto", "jaccard", "overlap", "cityblock",
+                        "cooccurrence"})
 _FIXED = 2.0 ** 40
 #: a prefix feature held by more vectors than this is split: its vectors go to
 #: ``s = ceil(df / HOT_VECTORS)`` parts by their id, and each pair of parts
@@ -82,6 +107,22 @@ def supports(measure):
     (True, True, False)
     """
     return measure in SUPPORTED
+
+
+def repeats(measure, nonnegative, top_k):
+    """True if the copies carry no earlier prefix features and the rows
+    step keeps each pair's best score (see the module doc): a measure of
+    :data:`REPEATABLE`, no prepared weight negative (the input's none,
+    ``nonnegative``, or binary weights, each 1), and a threshold alone (under
+    ``--top-k`` a reducer keeps each vector's best before its drop, and a
+    part's score would take a whole's place).
+
+    >>> repeats("cosine", True, None), repeats("cosine", False, None), repeats("jaccard", False, None)
+    (True, False, True)
+    """
+    m = measures.get(measure)
+    return (top_k is None and measure in REPEATABLE
+            and (bool(nonnegative) or m.weights == "binary"))
 
 
 def entry_vectors(lengths):
@@ -221,15 +262,17 @@ class PrefixBuffer:
     their vectors; their scores are never kept.  Under ``--top-k`` the copies
     are whole: a reducer keeps each vector's best before it drops, and a
     part's score may exceed the whole's where weights are negative.
+    ``earlier`` False: no side records (see "Without earlier features" in
+    the module doc).
 
     Memory: at most ``limit`` entries buffered, plus one vector."""
 
     def __init__(self, limit, dtype, measure, threshold, include_self=False, whole=False,
-                 names=None):
+                 names=None, earlier=True):
         self.limit, self.dtype = limit, dtype
         self.measure, self.threshold = measure, threshold
         self.include_self = include_self
-        self.whole = whole
+        self.whole, self.earlier = whole, earlier
         self.names = names
         self.clear()
 
@@ -274,7 +317,10 @@ class PrefixBuffer:
         owner = vec[sent]
         keys = feats[g[sent]] if self.names is None else self.names[feats[g[sent]]]
         # each copy's earlier prefix entries: its vector's copies before it
+        # (none sent without earlier features: the rows step keeps a pair's best)
         k = np.arange(sent.shape[0]) - np.searchsorted(owner, owner)
+        if not self.earlier:
+            k[:] = 0
         copy = np.repeat(np.arange(sent.shape[0]), k)
         at = np.arange(copy.shape[0]) - np.repeat(np.cumsum(k) - k, k)
         earlier = g[sent[copy - k[copy] + at]]

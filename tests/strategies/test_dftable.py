@@ -14,6 +14,7 @@ import pytest
 
 from mrjob.util import to_lines
 
+from mrjobs.counters import PREFIX_PAIRS_DROPPED, PREFIX_PAIRS_MET_AGAIN, WORK
 from mrjobs.dot_products import MRSparseDotProducts
 from mrjobs.strategies.dftable import DF_DTYPE, DfCount, DfRunProtocol, DfTable, write_table
 from tests import jobs_helpers
@@ -63,7 +64,7 @@ def _df_run(lines, tmp_path, tasks=3):
 
 def test_the_table_holds_each_features_lines(tmp_path):
     lines = [l for l in LINES if l.strip()]
-    path, (n, repeated) = _df_run(lines, tmp_path)
+    path, (n, repeated, negative) = _df_run(lines, tmp_path)
     want, ids = Counter(), Counter()
     for line in lines:
         try:
@@ -83,17 +84,45 @@ def test_the_table_holds_each_features_lines(tmp_path):
     assert n == len(got) == len(want) and got == dict(want)
     assert list(table["id"]) == sorted(table["id"])
     assert repeated == sum(1 for c in ids.values() if c > 1) > 0
-    # a table from lines with no id twice says so
-    assert _df_run(UNIQUE, tmp_path)[1][1] == 0
+    # a table from lines with no id twice says so; the lines with a negative
+    # weight are counted (none here)
+    assert _df_run(UNIQUE, tmp_path)[1][1] == 0 and negative == 0
+    assert _df_run(_negated(lines), tmp_path)[1][2] == 3
 
 
-@pytest.mark.parametrize("lines", [LINES, UNIQUE], ids=["an id on two lines", "ids unique"])
+def _negated(lines, rows=(3, 5, 8)):
+    """``lines`` with one weight of each line of ``rows`` (lines of features)
+    negated."""
+    out, seen = list(lines), 0
+    for i, line in enumerate(lines):
+        obj = json.loads(line) if line.startswith("{") else None
+        if isinstance(obj, dict) and isinstance(obj.get("features"), dict) and obj["features"]:
+            if seen in rows:
+                k = sorted(obj["features"])[0]
+                obj["features"][k] = -abs(obj["features"][k]) or -1.0
+                out[i] = json.dumps(obj)
+            seen += 1
+    return out
+
+
+_NEGATED = _negated(UNIQUE)
+
+
+@pytest.mark.parametrize("lines", [LINES, UNIQUE, _NEGATED],
+                         ids=["an id on two lines", "ids unique", "negative weights"])
 @pytest.mark.parametrize("measure", ["cosine", "jaccard"])
 def test_the_runs_give_the_bytes_of_the_three_steps_and_of_blocks(lines, measure):
     args = ["--measure", measure, "--threshold", "0.3"]
     blocks = jobs_helpers.run(args, lines, strategy="blocks")
     prefix = jobs_helpers.run(args, lines, strategy="prefix")  # the df run, then the job's
     assert prefix.lines and prefix.lines == blocks.lines
+    # no weight negative (or binary weights): the copies carry no earlier
+    # features, and pairs met again at later features are merged by the rows
+    # step; with a negative weight, the earlier features drop them
+    work = prefix.counters[WORK]
+    again = lines is not _NEGATED or measure == "jaccard"
+    assert (work.get(PREFIX_PAIRS_MET_AGAIN, 0) > 0) == again
+    assert (work.get(PREFIX_PAIRS_DROPPED, 0) > 0) == (not again)
     # the job run without its launcher (mrjob's make_runner): no df table,
     # the three steps that find the df
     job = MRSparseDotProducts(["-r", "inline", "--no-conf", "--strategy", "prefix"] + args

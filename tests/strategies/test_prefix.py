@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrjobs import measures
-from mrjobs.counters import PREFIX_ENTRIES_SENT, PREFIX_PAIRS_DROPPED, WORK
+from mrjobs.counters import PREFIX_ENTRIES_SENT, PREFIX_PAIRS_DROPPED, PREFIX_PAIRS_MET_AGAIN, WORK
 from mrjobs.strategies.prefixing import SUPPORTED, prefix_lengths, shared_earlier
 from tests import jobs_helpers
 from tests.jobs_helpers import corpus
@@ -184,17 +184,27 @@ def test_the_options_give_the_bytes_of_the_blocks_strategy(measure, extra):
     assert b.lines == a.lines
 
 
-def test_a_pair_met_at_several_prefix_features_is_written_once():
+@pytest.mark.parametrize("negative", [False, True], ids=["weights >= 0", "a weight < 0"])
+def test_a_pair_met_at_several_prefix_features_is_written_once(negative):
     # two vectors equal on three features: at threshold 0.5 all three are in
     # both prefixes (the last one's suffix norm is 0.577); the pair comes out
-    # once a direction
+    # once a direction: met again at the later two, where it reaches the
+    # threshold at the second alone (from it on the copies' dot is 2/3, from
+    # the third on 1/3) and is merged by the rows step; or, where a weight of
+    # the input is negative, dropped at both (the copies carry their earlier
+    # prefix features)
     f = [uuid.UUID(int=0xF0 + i) for i in range(3)]
     lines = [json.dumps({"id": str(uuid.UUID(int=i + 1)),
                          "features": {str(x): 1.0 for x in f}}) for i in range(2)]
     lines.append(json.dumps({"id": str(uuid.UUID(int=9)), "features": {str(f[0]): 1.0}}))
+    if negative:
+        lines.append(json.dumps({"id": str(uuid.UUID(int=10)),
+                                 "features": {str(uuid.UUID(int=0xFF)): -1.0}}))
     a, b = _both(["--measure", "cosine", "--threshold", "0.5"], lines)
     assert b.lines == a.lines and len(a.lines) == 3
-    assert b.counters[WORK][PREFIX_PAIRS_DROPPED] > 0
+    work = b.counters[WORK]
+    assert work.get(PREFIX_PAIRS_MET_AGAIN, 0) == (0 if negative else 2)
+    assert (work.get(PREFIX_PAIRS_DROPPED, 0) > 0) == negative
 
 
 @pytest.mark.slow
@@ -209,10 +219,11 @@ def test_the_local_runner_gives_the_same_bytes():
 @st.composite
 def _corpora(draw):
     """Small corpora with ties: repeated vectors (under other ids), an id on
-    two lines (merged), empty vectors, weights from a few values."""
+    two lines (merged), empty vectors, weights from a few values (negative
+    ones in some corpora: then the copies carry their earlier features)."""
     n_feat = draw(st.integers(1, 10))
-    vec = st.dictionaries(st.integers(0, n_feat - 1), st.sampled_from([1.0, 2.0, 0.5, 3.0]),
-                          max_size=6)
+    values = [1.0, 2.0, 0.5, 3.0] + ([-1.0, -0.5] if draw(st.booleans()) else [])
+    vec = st.dictionaries(st.integers(0, n_feat - 1), st.sampled_from(values), max_size=6)
     vecs = draw(st.lists(vec, min_size=2, max_size=25))
     vecs += [vecs[i] for i in draw(st.lists(st.integers(0, len(vecs) - 1), max_size=4))]
     ids = list(range(1, len(vecs) + 1))
