@@ -26,11 +26,12 @@ import os
 from . import _pyimpl
 
 __all__ = ["FUNCTIONS", "NAME", "REASON", "SPEEDUPS", "load_extension", "twin"] + [
-    "escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line", "decode_vector"]
+    "escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line", "decode_vector",
+    "encode_places", "decode_places"]
 
 #: the functions each twin defines
 FUNCTIONS = ("escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line",
-             "decode_vector")
+             "decode_vector", "encode_places", "decode_places")
 
 
 def purepython_forced(environ=os.environ):
@@ -72,3 +73,5 @@ unescape = twin.unescape
 uuid_from_bytes = twin.uuid_from_bytes
 encode_vector_line = twin.encode_vector_line
 decode_vector = twin.decode_vector
+encode_places = twin.encode_places
+decode_places = twin.decode_places

@@ -21,6 +21,15 @@ encode_vector_line(key or None, vector, allow_nonfinite) -> bytes or None
 decode_vector(escaped) -> SparseVector or None
     The vector of a well-formed record, its arrays read-only views of the
     unescaped bytes; None for malformed input (the caller raises).
+encode_places(places, lengths) -> bytes or None
+    The feature places of an indexed block record (SPEC.md 3.4): each
+    vector's first place, then each place minus the one before, as LEB128
+    varints; ``places`` and ``lengths`` C-contiguous uint32 buffers.  None
+    if a vector's places do not ascend or the lengths do not add up to them.
+decode_places(data, lengths) -> bytes or None
+    Undo :func:`encode_places`: the places as native uint32 bytes; None if
+    ``data`` is not one varint an entry of at most 5 bytes, a place is past
+    2**32, or a difference after a vector's first place is 0.
 """
 import math
 import uuid
@@ -30,7 +39,7 @@ import numpy as np
 from .vector import SparseVector, uuid_of
 
 __all__ = ["escape", "escape_line", "unescape", "uuid_from_bytes", "encode_vector_line",
-           "decode_vector"]
+           "decode_vector", "encode_places", "decode_places"]
 
 ESCAPE = 0x0B
 _SHIFT = 0x27
@@ -158,3 +167,67 @@ def decode_vector(data):
     if size != end_ids + dt.itemsize * n:
         return None
     return _trusted(_frombuffer(raw, _ID_DTYPE, n, 5), _frombuffer(raw, dt, n, end_ids))
+
+
+#: bytes of a place's varint at most (a place is below 2**32)
+_MAX_VARINT = 5
+
+
+def _u32(buf):
+    a = buf if isinstance(buf, np.ndarray) else np.asarray(memoryview(buf))
+    if (a.dtype.itemsize != 4 or a.dtype.kind != "u" or not a.dtype.isnative
+            or not a.flags.c_contiguous):
+        raise TypeError("expected a C-contiguous uint32 buffer")
+    return a.astype(np.int64)
+
+
+def _starts(lengths):
+    """Each non-empty vector's first entry, and a mask of the entries after one."""
+    starts = (np.cumsum(lengths) - lengths)[lengths > 0]
+    later = np.ones(int(lengths.sum()), bool)
+    later[starts] = False
+    return starts, later
+
+
+def encode_places(places, lengths):
+    v, lengths = _u32(places), _u32(lengths)
+    if int(lengths.sum()) != v.shape[0]:
+        return None
+    starts, later = _starts(lengths)
+    d = np.empty_like(v)
+    d[1:] = v[1:] - v[:-1]
+    d[starts] = v[starts]
+    if (d[later] <= 0).any():
+        return None
+    size = sum((d >= 1 << (7 * k)).astype(np.int64) for k in range(1, _MAX_VARINT)) + 1
+    end = np.cumsum(size)
+    out = np.zeros(int(end[-1]) if end.shape[0] else 0, np.uint8)
+    at = end - size
+    for k in range(_MAX_VARINT):
+        some = size > k
+        out[at[some] + k] = ((d[some] >> (7 * k)) & 0x7F) | np.where(size[some] > k + 1, 0x80, 0)
+    return out.tobytes()
+
+
+def decode_places(data, lengths):
+    data, lengths = np.frombuffer(data, np.uint8), _u32(lengths)
+    nnz = int(lengths.sum())
+    last = np.flatnonzero(data < 0x80)  # each varint's last byte
+    if last.shape[0] != nnz or (data.shape[0] and data[-1] >= 0x80):
+        return None
+    if not nnz:
+        return b""
+    first = np.concatenate(([0], last[:-1] + 1))
+    size = last - first + 1
+    if size.max() > _MAX_VARINT:
+        return None
+    shift = 7 * (np.arange(data.shape[0]) - np.repeat(first, size))
+    d = np.add.reduceat((data & 0x7F).astype(np.int64) << shift, first)
+    starts, later = _starts(lengths)
+    if (d[later] == 0).any():
+        return None
+    run = np.cumsum(d)  # each vector's places: the running sum of its differences
+    places = run - np.repeat(run[starts] - d[starts], lengths[lengths > 0])
+    if places.max() >= 1 << 32:
+        return None
+    return places.astype(np.uint32).tobytes()

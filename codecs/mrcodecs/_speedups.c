@@ -1,5 +1,6 @@
 /*
- * Optional C twin of mrcodecs._pyimpl: the framing, UUIDs and the vector record.
+ * Optional C twin of mrcodecs._pyimpl: the framing, UUIDs, the vector record
+ * and the feature places of an indexed block record.
  *
  * Built as the top-level module ``_mrcodecs_speedups`` so that a pure-Python
  * copy of mrcodecs shipped to a task in a zip still finds it when it is
@@ -604,6 +605,145 @@ uuid_from_bytes(PyObject *self, PyObject *arg)
     return u;
 }
 
+/*
+ * The feature places of an indexed block record (codecs/SPEC.md 3.4): each
+ * vector's first place, then each place minus the one before, as LEB128
+ * varints.  Both take C-contiguous uint32 buffers (native order, as numpy
+ * gives them); malformed input gives None, and the Python side raises.
+ */
+static int
+get_u32(PyObject *obj, Py_buffer *view)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *f = view->format;
+    const uint16_t one = 1;
+    if (f != NULL && (f[0] == '=' || f[0] == '@' || (f[0] == '<' && *(const char *)&one)))
+        f++;  /* (the machine's own order) */
+    if (view->itemsize != 4 || f == NULL || (strcmp(f, "I") != 0 && strcmp(f, "L") != 0)) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "expected a C-contiguous uint32 buffer");
+        return -1;
+    }
+    return 0;
+}
+
+/* encode_places(places, lengths) -> bytes, or None if a vector's places do
+ * not ascend or the lengths do not add up to the places */
+static PyObject *
+encode_places(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "encode_places(places, lengths)");
+        return NULL;
+    }
+    Py_buffer pv, lv;
+    if (get_u32(args[0], &pv) < 0)
+        return NULL;
+    if (get_u32(args[1], &lv) < 0) {
+        PyBuffer_Release(&pv);
+        return NULL;
+    }
+    const uint32_t *pl = pv.buf, *len = lv.buf;
+    Py_ssize_t n = pv.len / 4, nv = lv.len / 4, at = 0;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 5 * n);
+    if (out == NULL)
+        goto done;
+    unsigned char *d0 = (unsigned char *)PyBytes_AS_STRING(out), *d = d0;
+    for (Py_ssize_t v = 0; v < nv; v++) {
+        if ((Py_ssize_t)len[v] > n - at)
+            goto malformed;
+        uint32_t prev = 0;
+        for (Py_ssize_t i = at, end = at + len[v]; i < end; i++) {
+            if (i > at && pl[i] <= prev)
+                goto malformed;
+            uint32_t x = pl[i] - prev;
+            prev = pl[i];
+            while (x >= 0x80) {
+                *d++ = (unsigned char)(x | 0x80);
+                x >>= 7;
+            }
+            *d++ = (unsigned char)x;
+        }
+        at += len[v];
+    }
+    if (at != n)
+        goto malformed;
+    if (_PyBytes_Resize(&out, d - d0) < 0)
+        out = NULL;
+    goto done;
+malformed:
+    Py_DECREF(out);
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&pv);
+    PyBuffer_Release(&lv);
+    return out;
+}
+
+/* decode_places(data, lengths) -> the places as uint32 bytes (native order),
+ * or None: not one varint an entry, a varint of more than 5 bytes, a place
+ * past 2**32, or a difference of 0 after a vector's first place */
+static PyObject *
+decode_places(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "decode_places(data, lengths)");
+        return NULL;
+    }
+    Py_buffer dv, lv;
+    if (PyObject_GetBuffer(args[0], &dv, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (get_u32(args[1], &lv) < 0) {
+        PyBuffer_Release(&dv);
+        return NULL;
+    }
+    const unsigned char *s = dv.buf, *e = s + dv.len;
+    const uint32_t *len = lv.buf;
+    Py_ssize_t nv = lv.len / 4, n = 0;
+    for (Py_ssize_t v = 0; v < nv; v++)
+        n += len[v];
+    PyObject *out = NULL;
+    if (n > dv.len)  /* (a varint takes a byte at least) */
+        goto malformed;
+    out = PyBytes_FromStringAndSize(NULL, 4 * n);
+    if (out == NULL)
+        goto done;
+    uint32_t *o = (uint32_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t v = 0; v < nv; v++) {
+        uint64_t place = 0;
+        for (uint32_t i = 0; i < len[v]; i++) {
+            uint64_t x = 0;
+            int shift = 0;
+            for (;;) {
+                if (s == e || shift > 28)
+                    goto malformed;
+                unsigned char b = *s++;
+                x |= (uint64_t)(b & 0x7F) << shift;
+                shift += 7;
+                if (b < 0x80)
+                    break;
+            }
+            if (i > 0 && x == 0)
+                goto malformed;
+            place += x;
+            if (place > 0xFFFFFFFFu)
+                goto malformed;
+            *o++ = (uint32_t)place;
+        }
+    }
+    if (s != e)
+        goto malformed;
+    goto done;
+malformed:
+    Py_XDECREF(out);
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&dv);
+    PyBuffer_Release(&lv);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"escape_line", (PyCFunction)(void (*)(void))escape_line, METH_FASTCALL,
      "escape_line(key, *value_parts): escaped key, TAB, escaped concatenated value."},
@@ -612,6 +752,10 @@ static PyMethodDef methods[] = {
     {"decode_vector", decode_vector, METH_O,
      "decode_vector(escaped) -> SparseVector, or None if malformed."},
     {"uuid_from_bytes", uuid_from_bytes, METH_O, "uuid.UUID from exactly 16 bytes."},
+    {"encode_places", (PyCFunction)(void (*)(void))encode_places, METH_FASTCALL,
+     "encode_places(places, lengths) -> varints of the places' differences, or None."},
+    {"decode_places", (PyCFunction)(void (*)(void))decode_places, METH_FASTCALL,
+     "decode_places(data, lengths) -> the places as uint32 bytes, or None if malformed."},
     {"escape", escape, METH_O, "Escape bytes 0x09..0x0D (see codecs/SPEC.md)."},
     {"unescape", unescape, METH_O,
      "Undo escape(); return the bytes, or the int offset of the first malformed byte."},

@@ -4,8 +4,9 @@ ships to the reducer of a block pair, keyed by a block pair key
 
 Its layout is in codecs/SPEC.md, 3.4: a kind byte ``0x22`` (:data:`KIND_BLOCK`),
 flags (bit 0 float32 weights, bit 1 per-vector statistics, bit 2 the pair's
-second side, bit 3 feature ids as 4-byte places in a table both ends hold),
-the vector and entry counts, then the ids, the lengths, the feature ids, the
+second side, bit 3 feature ids as their places in a table both ends hold),
+the vector and entry counts, then the ids, the lengths, the feature ids (or
+their places, each vector's as LEB128 varints of their differences), the
 weights and the statistics; the whole record escaped by
 :func:`mrcodecs.escape`.
 
@@ -21,6 +22,7 @@ import struct
 
 import numpy as np
 
+from . import _impl
 from .errors import DecodeError, EncodeError
 from .framing import escape, unescape
 from .jobframing import FLAG_FLOAT32, FLAG_STATS, MAX_COUNT, check_header
@@ -36,6 +38,8 @@ __all__ = [
     "encode_block",
     "decode_block",
     "decode_block_raw",
+    "encode_places",
+    "decode_places",
 ]
 
 _F64 = np.dtype("<f8")
@@ -45,15 +49,20 @@ _F32 = np.dtype("<f4")
 KIND_BLOCK = 0x22
 #: flag bit of a block record: the vectors are the pair's second (column) side
 FLAG_SIDE = 0x04
-#: flag bit of a block record: each feature id is its place (unsigned 32-bit
-#: little-endian) in a table of feature ids sorted ascending that both ends
-#: hold (the prefix strategy's df table), not its 16 bytes
+#: flag bit of a block record: each feature id is its place in a table of
+#: feature ids sorted ascending that both ends hold (the prefix strategy's df
+#: table), not its 16 bytes: a vector's places ascend, and travel as LEB128
+#: varints of their differences (the first from 0), after a count of their
+#: bytes (:func:`encode_places`)
 FLAG_INDEXED = 0x08
 _BLOCK_FLAGS = FLAG_FLOAT32 | FLAG_STATS | FLAG_SIDE | FLAG_INDEXED
 _BLOCK_HEADER = struct.Struct(">BBII")
 _BLOCK_HEADER_SIZE = _BLOCK_HEADER.size  # 10
 _U32 = np.dtype("<u4")
 _BLOCK_KEY = struct.Struct(">8xII")
+_PLACES_SIZE = struct.Struct(">I")
+#: bytes of a place's varint at most (a place is below 2**32)
+_MAX_VARINT = 5
 
 
 class Block:
@@ -171,6 +180,9 @@ def encode_block(block):
         flags |= FLAG_SIDE
     if feats.dtype == _U32:
         flags |= FLAG_INDEXED
+    if feats.dtype == _U32:
+        places = encode_places(feats, lengths)
+        feats = np.frombuffer(_PLACES_SIZE.pack(len(places)) + places, np.uint8)
     parts = [b"", ids.tobytes(), lengths.astype(_U32).tobytes(), feats.tobytes(), w.tobytes()]
     if stats is not None:
         if stats.shape[0] != n:
@@ -202,9 +214,17 @@ def decode_block_raw(raw, what):
                                     KIND_BLOCK, "block", _BLOCK_FLAGS)
     dt = _F32 if flags & FLAG_FLOAT32 else _F64
     has_stats = flags & FLAG_STATS
-    ft = _U32 if flags & FLAG_INDEXED else ID_DTYPE
+    indexed = flags & FLAG_INDEXED
+    pos = _BLOCK_HEADER_SIZE + n * 20
+    if indexed:  # the places' bytes, then the places
+        if size < pos + 4:
+            raise DecodeError("cannot decode %s: %d bytes after unescaping end before the "
+                              "byte count of its feature places" % (what, size))
+        feat_bytes = 4 + _PLACES_SIZE.unpack_from(raw, pos)[0]
+    else:
+        feat_bytes = 16 * nnz
     expected = (_BLOCK_HEADER_SIZE + n * (16 + 4 + (8 if has_stats else 0))
-                + nnz * (ft.itemsize + dt.itemsize))
+                + feat_bytes + nnz * dt.itemsize)
     if size != expected:
         raise DecodeError(
             "cannot decode %s: header says %d vectors and %d entries with flags 0x%02X, "
@@ -221,9 +241,13 @@ def decode_block_raw(raw, what):
             "cannot decode %s: the %d vector lengths at byte offset %d add up to %d "
             "entries, but the header says %d" % (what, n, _BLOCK_HEADER_SIZE + 16 * n,
                                                  total, nnz))
-    feats = np.frombuffer(raw, ft, nnz, pos)
-    _check_ascending(feats, pos, lengths, what)
-    pos += ft.itemsize * nnz
+    if indexed:
+        feats = decode_places(memoryview(raw)[pos + 4:pos + feat_bytes], lengths, pos + 4,
+                              what)
+    else:
+        feats = np.frombuffer(raw, ID_DTYPE, nnz, pos)
+        _check_ascending(feats, pos, lengths, what)
+    pos += feat_bytes
     w = np.frombuffer(raw, dt, nnz, pos)
     pos += dt.itemsize * nnz
     stats = np.frombuffer(raw, _F64, n, pos) if has_stats else None
@@ -252,3 +276,75 @@ def _check_ascending(feats, pos, lengths, what):
             "ascending and unique (lengths shifted between vectors?)"
             % (what, e, v, pos + feats.dtype.itemsize * e))
 
+
+
+def encode_places(places, lengths):
+    """Bytes of ``places`` (uint32, each vector's ``lengths[i]`` ascending):
+    each vector's first place, then the differences to the one before, as
+    LEB128 varints (7 bits a byte, the least significant first; the top bit
+    of each byte but a value's last set).
+
+    >>> encode_places(np.array([5, 300, 301], np.uint32), np.array([2, 1])).hex()
+    '05a702ad02'
+    """
+    data = _impl.encode_places(np.ascontiguousarray(places, np.uint32),
+                               np.ascontiguousarray(lengths, np.uint32))
+    if data is None:
+        raise EncodeError("malformed Block: a vector's feature places are not ascending, "
+                          "or its lengths do not add up to them")
+    return data
+
+
+def decode_places(data, lengths, pos, what):
+    """The uint32 places of :func:`encode_places`'s bytes ``data`` (at byte
+    offset ``pos`` of the record), for vectors of ``lengths``.
+
+    Raises
+    ------
+    DecodeError
+        Not one varint an entry, a varint of more than 5 bytes or past
+        2**32, or a vector's places not ascending (a difference of 0).
+    """
+    lengths = np.ascontiguousarray(lengths, np.uint32)
+    out = _impl.decode_places(data, lengths)
+    if out is None:
+        _places_error(bytes(data), lengths, pos, what)
+    return np.frombuffer(out, np.uint32).astype(_U32, copy=False)
+
+
+def _places_error(data, lengths, pos, what):
+    """Raise the DecodeError of malformed places (read one byte at a time:
+    only a record that does not decode comes here)."""
+    nnz = int(lengths.sum(dtype=np.uint64))
+    whole = sum(1 for b in data if b < 0x80)
+    if whole != nnz or (data and data[-1] >= 0x80):
+        raise DecodeError("cannot decode %s: its %d bytes of feature places at byte offset %d "
+                          "after unescaping hold %d whole varints, not the %d entries"
+                          % (what, len(data), pos, whole, nnz))
+    at = 0
+    for v, n in enumerate(lengths.tolist()):
+        place = 0
+        for i in range(n):
+            start, x, k = at, 0, 0
+            while True:
+                b = data[at]
+                x |= (b & 0x7F) << (7 * k)
+                at, k = at + 1, k + 1
+                if b < 0x80:
+                    break
+            e = int(lengths[:v].sum()) + i
+            if k > _MAX_VARINT:
+                raise DecodeError("cannot decode %s: the varint of entry %d at byte offset %d "
+                                  "is %d bytes long (at most %d)"
+                                  % (what, e, pos + start, k, _MAX_VARINT))
+            if i and not x:
+                raise DecodeError(
+                    "cannot decode %s: feature id %d (of vector %d) at byte offset %d after "
+                    "unescaping is not greater than the one before it: a vector's ids must "
+                    "be ascending and unique (lengths shifted between vectors?)"
+                    % (what, e, v, pos + start))
+            place += x
+            if place >= 1 << 32:
+                raise DecodeError("cannot decode %s: the place of entry %d (at byte offset %d) "
+                                  "is past 2**32" % (what, e, pos + start))
+    raise AssertionError("the places' twin refused places with no fault")  # pragma: no cover

@@ -60,6 +60,10 @@ def prefix_estimates(e, fams, o):
     # a copy: its vector from its feature on (whole under --top-k)
     held = lengths[vec] - (0 if o.top_k is not None else j[in_prefix])
     e["prefix_entries"] = float((rep * held).sum() * f.scale)
+    # and the bytes of their places in the df table (varints of their
+    # differences: the whole's features over a copy's entries apart)
+    e["prefix_place_bytes"] = float((rep * held * varint_bytes(whole / (held + 1.0))).sum()
+                                    * f.scale)
     e["prefix_earlier"] = float((rep * before).sum() * f.scale)
     e["prefix_nonnegative"] = bool((w >= 0).all())
     e["prefix_groups"] = np.repeat(group / parts, (parts * (parts + 1) // 2).astype(np.int64))[
@@ -97,3 +101,13 @@ def _hapax_share(f, whole):
     if not ones:
         return 0.0
     return min(1.0, heaps_beta(f.df, f.s.n) * whole * f.s.n / f.N / ones)
+
+
+def varint_bytes(gap):
+    """Bytes of the LEB128 varint of ``gap`` (an array; a place's difference
+    in an indexed block record: :func:`mrcodecs.block_record.encode_places`).
+
+    >>> varint_bytes(np.array([1, 200, 20000.0])).tolist()
+    [1, 2, 3]
+    """
+    return sum((gap >= 1 << (7 * k)).astype(np.int64) for k in range(1, 5)) + 1

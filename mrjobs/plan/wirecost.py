@@ -348,10 +348,12 @@ def _prefix_steps(e, wire, o, R, direct=None, table=False):
     sides = 1 if repeats(o.measure, table and e["prefix_nonnegative"], o.top_k) else 2
     earlier = e["prefix_earlier"] if sides == 2 else 0.0
     blocks = sides * _groups(e["prefix_groups"], flushes)
-    feature = 4 if table else 16
+    # a feature: 16 bytes, or its place in the table, a varint of 1-5
+    places = e["prefix_place_bytes"] + 4 * blocks if table else 16 * e["prefix_entries"]
+    feature = 3 if table else 16  # (an earlier feature's: few, far apart)
     nbytes = (blocks * (wire.feat_key + 2 + 10 * wire.rho) + wire.rho * (
-        e["prefix_copies"] * (sides * 20 + (8 if wire.stats else 0))
-        + e["prefix_entries"] * (feature + wire.wsize) + earlier * (feature + 4)))
+        e["prefix_copies"] * (sides * 20 + (8 if wire.stats else 0)) + places
+        + e["prefix_entries"] * wire.wsize + earlier * (feature + 4)))
     steps.append(dict(_step("pairs", blocks, e["prefix_entries"] + earlier, nbytes),
                       groups=e["prefix_features"],
                       **(dict(model="prefix direct", parse=float(sum(wire.mapper)))

@@ -12,6 +12,7 @@ from mrcodecs import DecodeError, EncodeError, escape
 from mrcodecs import unescape as mrcodecs_unescape
 from mrcodecs.jobwire import (Block, JobProtocol, Stripe, block_pair_key, block_pair_of,
                               decode_block, decode_record, encode_block)
+from mrcodecs.block_record import decode_places, encode_places
 from mrjobs.jobprotocols import JSONStripeProtocol
 from tests.codec_helpers import assert_round_trip_ok
 
@@ -72,9 +73,26 @@ def test_round_trip(n, dtype):
             assert decode_block(data) == b
             assert decode_record(data) == b
             assert_round_trip_ok(JobProtocol(), block_pair_key(3, 7), b)
-            # an indexed block: 4 bytes a feature id, not 16
-            assert len(mrcodecs_unescape(data)) == 10 + n * (20 + 8 * stats) + b.nnz * (
-                (4 if indexed else 16) + np.dtype(dtype).itemsize)
+            # an indexed block: a varint of 1-5 bytes a feature id, after their
+            # byte count, not 16 bytes
+            places = len(encode_places(b.features, b.lengths)) + 4 if indexed else 16 * b.nnz
+            assert len(mrcodecs_unescape(data)) == 10 + n * (20 + 8 * stats) + places + (
+                b.nnz * np.dtype(dtype).itemsize)
+            assert not indexed or places <= 4 + 5 * b.nnz
+
+
+def test_a_vectors_places_travel_as_their_differences():
+    # places 0..2**32-1 at the edges of each varint size; differences below 128
+    # take one byte
+    edges = [0, 1, 127, 128, 2**14 - 1, 2**14, 2**21, 2**28 - 1, 2**28, 2**32 - 1]
+    places = np.array(edges, np.uint32)
+    for lengths in ([10], [1] * 10, [3, 0, 7]):
+        lengths = np.array(lengths, np.uint32)
+        data = encode_places(places, lengths)
+        got = decode_places(np.frombuffer(data, np.uint8), lengths, 0, "places")
+        assert got.dtype == np.uint32 and got.tolist() == edges
+    dense = np.arange(1000, 1100, dtype=np.uint32)
+    assert len(encode_places(dense, np.array([100]))) == 2 + 99
 
 
 def test_job_protocol_still_carries_stripes():
@@ -109,11 +127,28 @@ def _raw_block(kind=0x22, flags=0, n=1, m=1, lengths=(1,)):
     return escape(body)
 
 
+def _indexed(places, lengths=(1,)):
+    """An indexed block record of one vector whose places are the bytes ``places``."""
+    m = sum(lengths)
+    body = (struct.pack(">BBII", 0x22, 0x08, len(lengths), m) + b"\x01" * 16 * len(lengths)
+            + np.array(lengths, "<u4").tobytes() + struct.pack(">I", len(places)) + places
+            + b"\x00" * 8 * m)
+    return escape(body)
+
+
 @pytest.mark.parametrize("data, message", [
     (_raw_block(kind=0x21), "expected kind byte 0x22 \\(block\\) at byte offset 0, found 0x21"),
     (_raw_block(flags=0x10), "unknown flag bits 0x10"),
     (_raw_block(flags=0x08), "header says 1 vectors and 1 entries with flags 0x08, which take "
-                             "42 bytes after unescaping, found 54"),
+                             "33686060 bytes after unescaping, found 54"),
+    (_indexed(b"\x85"), "its 1 bytes of feature places at byte offset 34 after unescaping hold "
+                        "0 whole varints, not the 1 entries"),
+    (_indexed(b"\x05\x01\x02", (2,)), "hold 3 whole varints, not the 2 entries"),
+    (_indexed(b"\x80" * 5 + b"\x01"), "the varint of entry 0 at byte offset 34 is 6 bytes long"),
+    (_indexed(b"\x80\x80\x80\x80\x10"), "the place of entry 0 \\(at byte offset 34\\) is past "
+                                         "2\\*\\*32"),
+    (_indexed(b"\x05\x00", (2,)), "feature id 1 \\(of vector 0\\) at byte offset 35 after "
+                                  "unescaping is not greater than the one before it"),
     (_raw_block(n=1, m=2, lengths=(1,)), "lengths at byte offset 26 add up to 1 entries, but the "
                                          "header says 2"),
     (escape(b"\x22\x00\x00"), "expected a 10-byte header"),
@@ -162,7 +197,10 @@ def test_every_registered_record_has_a_json_twin_and_round_trips():
 def test_an_indexed_blocks_places_ascend_within_a_vector():
     b = Block(np.array([b"\x01" * 16, b"\x02" * 16], "S16"), np.array([2, 1], np.uint32),
               np.array([5, 3, 1], np.uint32), np.array([1.0, 2.0, 3.0]))
-    with pytest.raises(DecodeError, match="feature id 1 \\(of vector 0\\) at byte offset 54"):
-        decode_block(encode_block(b))
+    with pytest.raises(EncodeError, match="a vector's feature places are not ascending"):
+        encode_block(b)
+    # (a vector's first place may be below the last of the vector before it)
+    b.features = np.array([3, 5, 1], np.uint32)
+    assert decode_block(encode_block(b)) == b
     with pytest.raises(EncodeError, match="S16 or uint32"):
         encode_block(Block(b.ids, b.lengths, b.features.astype(np.int64), b.weights))

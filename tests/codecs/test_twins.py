@@ -212,3 +212,25 @@ def test_twins_agree_on_big_vectors_and_every_byte():
         assert same("decode_vector", line.split(b"\t", 1)[1]) == v
     data = bytes(range(256)) * 64
     assert same("unescape", same("escape", data)) == data
+
+
+@HYPOTHESIS
+@given(st.lists(st.lists(st.integers(0, 2**32 - 1), max_size=6, unique=True), max_size=8),
+       st.binary(max_size=40), st.data())
+def test_places_agree_on_vectors_garbage_and_corruption(vectors, garbage, draw):
+    lengths = np.array([len(v) for v in vectors], np.uint32)
+    places = np.array([p for v in vectors for p in sorted(v)], np.uint32)
+    data = same("encode_places", places, lengths)
+    assert np.frombuffer(same("decode_places", data, lengths), np.uint32).tolist() == \
+        places.tolist()
+    same("decode_places", garbage, lengths)
+    if data:
+        hurt = bytearray(data)
+        hurt[draw.draw(st.integers(0, len(data) - 1))] = draw.draw(st.integers(0, 255))
+        same("decode_places", bytes(hurt), lengths)
+        same("decode_places", data[:-1], lengths)
+    # places that do not ascend, or lengths that do not add up to them
+    down = np.array([p for v in vectors for p in sorted(v, reverse=True)], np.uint32)
+    assert (same("encode_places", down, lengths) is None) == any(len(v) > 1 for v in vectors)
+    if vectors:
+        assert same("encode_places", places, lengths + 1) is None
