@@ -66,7 +66,8 @@ BLOCK_PAIRS = "block pairs"
 #: the prefix strategy (mrjobs.strategies.prefix): whole-vector entries sent
 #: to prefix features, the features whose reducer scored pairs, and pairs kept
 #: by a feature's reducer but left to the reducer of an earlier prefix feature
-#: the pair shares
+#: the pair shares (copies with their earlier features), or met again there and
+#: merged by the rows step (copies without: mrjobs.strategies.prefixing.repeats)
 PREFIX_ENTRIES_SENT = "prefix entries sent"
 PREFIX_GROUPS = "prefix features with a pair to score"
 PREFIX_NOWHERE = "vectors sent nowhere: no pair of theirs can reach --threshold"

@@ -29,7 +29,8 @@ lists, finds the df in two steps of its own, after the vectors step:
     order ``(df, UUID)``, finds its prefix and sends it to each of its prefix
     features (:class:`~mrjobs.strategies.prefixing.PrefixBuffer`:
     :class:`~mrcodecs.jobwire.Block` records keyed by the feature: the
-    vector from that feature on, and its prefix features before it).
+    vector from that feature on, and, unless :func:`~mrjobs.strategies.prefixing.repeats`,
+    its prefix features before it).
 
 Then, in every form:
 
@@ -40,10 +41,13 @@ Then, in every form:
     same products, scores, ``--threshold`` and ``--top-k`` as the blocks
     strategy's).  Of the pairs kept it drops those whose vectors share a
     prefix feature before this one (scored there), and emits each vector's
-    partial row.
+    partial row; where the copies carry no earlier features (no prepared
+    weight negative: :func:`~mrjobs.strategies.prefixing.repeats`) it keeps
+    them, scored from part of their vectors, at most the whole's score.
 ``rows``
     As for the other strategies: each vector's partial rows merged, its
-    ``--top-k`` best written.  Each vector's top-k among the pairs of one
+    ``--top-k`` best written; a pair met at several prefix features kept at
+    its best, the first's (:class:`~mrjobs.scoring.RowMerger`'s ``repeats``).  Each vector's top-k among the pairs of one
     reducer, before the drop, is made of pairs that exist, so what the drop
     removes never hides a pair of the global top-k.
 
@@ -60,7 +64,7 @@ Output: the same lines as the blocks strategy, byte for byte (each pair's dot
 product is added in UUID order of the features, over the features both
 vectors hold).  Cost: the shuffle is the table run's counts (the features
 each map task saw), each vector's copies (from each prefix feature on, with
-the prefix features before it), and the answer, plus the input once where a
+the prefix features before it where a weight is negative), and the answer, plus the input once where a
 vectors step merges lines (three times more without the table: vectors,
 postings, entries with their df); the pair reducers' work is the pairs that
 share a prefix feature, not all pairs.  The measures: :data:`~mrjobs.strategies.prefixing.SUPPORTED`; a

@@ -6,6 +6,7 @@ import pytest
 from mrjobs.counters import PREFIX_ENTRIES_SENT, WORK
 from mrjobs.plan.cli import parser, plan
 from mrjobs.plan.render import format_plan
+from mrjobs.strategies.prefixing import repeats
 from tests import jobs_helpers
 from tests.jobs_helpers import corpus
 
@@ -32,7 +33,9 @@ def test_the_whole_input_gives_the_jobs_entries(small):
     run = jobs_helpers.run(["--measure", "cosine", "--threshold", "0.3"], lines,
                            strategy="prefix")
     sent = run.counters[WORK][PREFIX_ENTRIES_SENT]
-    planned = e["prefix_entries"] + e["prefix_earlier"]
+    # (no weight negative: the copies carry no earlier features)
+    assert e["prefix_nonnegative"] and repeats("cosine", True, None)
+    planned = e["prefix_entries"]
     # the plan counts copies to features one vector alone holds, which the job skips
     assert sent <= planned <= 1.5 * sent
 
