@@ -66,18 +66,7 @@ def prefix_estimates(e, fams, o):
                                     * f.scale)
     e["prefix_earlier"] = float((rep * before).sum() * f.scale)
     e["prefix_nonnegative"] = bool((w >= 0).all())
-    e["prefix_groups"] = np.repeat(group / parts, (parts * (parts + 1) // 2).astype(np.int64))[
-        np.repeat(group > 0, (parts * (parts + 1) // 2).astype(np.int64))]
-    m = group / parts  # vectors a part
-    one = m * (m - 1) / 2 + (m if o.include_self else 0)
-    pairs = np.where(parts > 1, parts * one + parts * (parts - 1) / 2 * 2 * m * (2 * m - 1),
-                     one)
-    largest = np.where(parts > 1, m * (2 * m - 1), one)
-    e["products_computed"] = float(pairs.sum())
-    e["largest_group_share"] = float(largest.max() / pairs.sum()) if pairs.sum() else 0.0
-    e["split_features"] = int(((parts > 1) & (group > 0)).sum())
-    # the pair step's keys: one a feature, s(s+1)/2 a split one
-    e["block_pairs"] = int((parts * (parts + 1) / 2)[group > 0].sum())
+    m = _group_estimates(e, group, parts, o.include_self)
     # distinct prefix features among the whole's vectors: beyond the sample,
     # Heaps' law fitted on it (a real vocabulary grows with the corpus, and its
     # new features are the rare ones, which the prefixes hold)
@@ -88,6 +77,25 @@ def prefix_estimates(e, fams, o):
     # feature of the whole
     table = 0.0 if o.max_df is not None else 24 * whole
     e["memory"] = biggest * mean_len * GROUP_ENTRY_BYTES + o.buffer_entries * 48 + table
+
+
+def _group_estimates(e, group, parts, include_self):
+    """The prefix features' groups (of ``group`` vectors each, in ``parts``),
+    their products, the largest's share and the keys, into ``e``; the vectors
+    a part."""
+    e["prefix_groups"] = np.repeat(group / parts, (parts * (parts + 1) // 2).astype(np.int64))[
+        np.repeat(group > 0, (parts * (parts + 1) // 2).astype(np.int64))]
+    m = group / parts  # vectors a part
+    one = m * (m - 1) / 2 + (m if include_self else 0)
+    pairs = np.where(parts > 1, parts * one + parts * (parts - 1) / 2 * 2 * m * (2 * m - 1),
+                     one)
+    largest = np.where(parts > 1, m * (2 * m - 1), one)
+    e["products_computed"] = float(pairs.sum())
+    e["largest_group_share"] = float(largest.max() / pairs.sum()) if pairs.sum() else 0.0
+    e["split_features"] = int(((parts > 1) & (group > 0)).sum())
+    # the pair step's keys: one a feature, s(s+1)/2 a split one
+    e["block_pairs"] = int((parts * (parts + 1) / 2)[group > 0].sum())
+    return m
 
 
 def _hapax_share(f, whole):
