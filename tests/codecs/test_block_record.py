@@ -108,8 +108,9 @@ def test_json_wire_twin_carries_the_same_block():
             assert_round_trip_ok(JSONStripeProtocol(), block_pair_key(0, 2), b)
 
 
-def test_truncated_or_padded_records_never_decode():
-    b = random_block(np.random.default_rng(2), 5)
+@pytest.mark.parametrize("indexed", [False, True])
+def test_truncated_or_padded_records_never_decode(indexed):
+    b = random_block(np.random.default_rng(2), 5, indexed=indexed)
     data = encode_block(b)
     for cut in range(len(data)):
         piece = data[:cut]
