@@ -239,7 +239,7 @@ class MRSparseDotProducts(PrefixDfRun, IdsOfAnyKind, VectorsStep, SparseJob):
         kept (the prefix strategy's copies without their earlier features:
         :func:`mrjobs.strategies.prefixing.repeats`)."""
         o = self.options
-        return o.strategy == "prefix" and repeats(o.measure, o.nonnegative, o.top_k)
+        return o.strategy == "prefix" and repeats(o.measure, o.nonnegative)
 
     def _prefix_direct(self):
         """Whether the mappers send each vector, prepared, to its prefix

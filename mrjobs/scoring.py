@@ -173,9 +173,11 @@ class RowMerger:
     instead, merged by one C call (``merge_top_k``: its pieces' k best,
     without gathering them in numpy); a row with a NaN score waits for a
     batch.  The same rows as :func:`merge_rows`, in the same order, either
-    way.  ``repeats`` (without ``k``): a neighbour may come more than once
-    (the prefix strategy's pairs met again, :func:`mrjobs.strategies.prefixing.repeats`);
-    each keeps its best score, the others counted in :attr:`repeats_dropped`.
+    way.  ``repeats``: a neighbour may come more than once (the prefix
+    strategy's pairs met again, :func:`mrjobs.strategies.prefixing.repeats`);
+    each keeps its best score before the row is cut to ``k`` (a vector's
+    pieces are then gathered whole, and merged in numpy), the others counted
+    in :attr:`repeats_dropped`.
 
     >>> from mrcodecs.jobwire import Stripe
     >>> m = RowMerger(1, 10)
@@ -186,14 +188,12 @@ class RowMerger:
     """
 
     def __init__(self, k, limit, repeats=False):
-        if repeats and k is not None:
-            raise ValueError("a row's repeated neighbours are merged without --top-k only")
         self.k, self.limit, self.repeats = k, limit, repeats
         self.repeats_dropped = 0
         self._docs, self._ids, self._scores, self._held = [], [], [], 0
         # with --top-k of at least C_MERGE_K and the C kernels, each row is
         # merged as it comes
-        self._merge = (None if k is None or k < C_MERGE_K or _c.C is None
+        self._merge = (None if k is None or k < C_MERGE_K or _c.C is None or repeats
                        else _c.C.merge_top_k)
 
     def add(self, doc, pieces):
@@ -209,7 +209,7 @@ class RowMerger:
                 rows.append((doc, Stripe(np.frombuffer(merged[0], "S16"),
                                          np.frombuffer(merged[1], np.float64))))
                 return rows
-        gathered = _gather(pieces, self.k, self.limit)
+        gathered = _gather(pieces, None if self.repeats else self.k, self.limit)
         if gathered is None:
             return []
         self._docs.append(doc)
@@ -226,28 +226,29 @@ class RowMerger:
             return []
         lengths = np.fromiter(map(len, ids_l), np.intp, len(ids_l))
         ids, sc = np.concatenate(ids_l), np.concatenate(sc_l)
-        order = top_k_groups(np.repeat(np.arange(len(docs)), lengths), ids, sc, self.k)
+        group = np.repeat(np.arange(len(docs)), lengths)
+        if self.repeats:
+            best = self._best_of_repeats(group, ids, sc)
+            group, ids, sc = group[best], ids[best], sc[best]
+            lengths = np.bincount(group, minlength=len(docs))
+        order = top_k_groups(group, ids, sc, self.k)
         kept = lengths if self.k is None else np.minimum(lengths, self.k)
         ids, sc = ids[order], sc[order]
-        if self.repeats:
-            ids, sc, kept = self._best_of_repeats(ids, sc, kept)
         ends = np.cumsum(kept).tolist()
         starts = [0] + ends[:-1]
         return [(doc, Stripe(ids[s:e], sc[s:e])) for doc, s, e in zip(docs, starts, ends)]
 
-    def _best_of_repeats(self, ids, sc, lengths):
-        """Rows (ordered, best first) without a neighbour's repeats: its
-        first, best, entry kept."""
-        group = np.repeat(np.arange(lengths.shape[0]), lengths)
+    def _best_of_repeats(self, group, ids, sc):
+        """Indices (ascending) of each row's entries without a neighbour's
+        repeats: of each, the entry of its best score."""
         keys = np.empty((ids.shape[0], 24), np.uint8)
         keys[:, :8] = group.astype(">i8").view(np.uint8).reshape(-1, 8)
         keys[:, 8:] = np.frombuffer(ids.tobytes(), np.uint8).reshape(-1, 16)
-        _, first = np.unique(keys.view("S24").ravel(), return_index=True)
-        if first.shape[0] == ids.shape[0]:
-            return ids, sc, lengths
+        keys = keys.view("S24").ravel()
+        by = np.lexsort((-sc, keys))  # each neighbour's best first
+        first = by[np.append(True, keys[by][1:] != keys[by][:-1])]
         self.repeats_dropped += ids.shape[0] - first.shape[0]
-        first.sort()
-        return ids[first], sc[first], np.bincount(group[first], minlength=lengths.shape[0])
+        return np.sort(first)
 
 
 def output_rows(counts, rows):

@@ -14,7 +14,8 @@ pairs.
 import numpy as np
 
 from mrjobs.plan.wirecost import distinct_features, heaps_beta
-from mrjobs.strategies.prefixing import parts_of, prefix_lengths
+from mrjobs.parsing import POSTINGS
+from mrjobs.strategies.prefixing import parts_of, prefix_lengths, repeats
 
 __all__ = ["prefix_estimates"]
 
@@ -57,15 +58,19 @@ def prefix_estimates(e, fams, o):
     before = ends - sent - np.concatenate(([0.0], ends))[first]
     e["prefix_mean"] = float(p.mean()) if p.shape[0] else 0.0
     e["prefix_copies"] = float(rep.sum() * f.scale)
-    # a copy: its vector from its feature on (whole under --top-k)
-    held = lengths[vec] - (0 if o.top_k is not None else j[in_prefix])
+    # copies without their earlier features where no prepared weight is
+    # negative, as the df run finds (only the launcher's run has one)
+    table = o.max_df is None and o.input_format != POSTINGS
+    e["prefix_repeats"] = repeats(o.measure, table and bool((w >= 0).all()))
+    # a copy: its vector from its feature on (whole under --top-k, unless repeats)
+    whole_copies = o.top_k is not None and not e["prefix_repeats"]
+    held = lengths[vec] - (0 if whole_copies else j[in_prefix])
     e["prefix_entries"] = float((rep * held).sum() * f.scale)
     # and the bytes of their places in the df table (varints of their
     # differences: the whole's features over a copy's entries apart)
     e["prefix_place_bytes"] = float((rep * held * varint_bytes(whole / (held + 1.0))).sum()
                                     * f.scale)
     e["prefix_earlier"] = float((rep * before).sum() * f.scale)
-    e["prefix_nonnegative"] = bool((w >= 0).all())
     m = _group_estimates(e, group, parts, o.include_self)
     # distinct prefix features among the whole's vectors: beyond the sample,
     # Heaps' law fitted on it (a real vocabulary grows with the corpus, and its

@@ -6,7 +6,6 @@ import numpy as np
 from mrcodecs.jobwire import Stripe
 from mrjobs.measures import get as get_measure
 from mrjobs.parsing import POSTINGS
-from mrjobs.strategies.prefixing import repeats
 from mrjobs.strategies.scheme import pairs_write_rows
 
 __all__ = ["Wire", "vectors_step", "job_steps", "distinct_features", "heaps_beta"]
@@ -333,8 +332,8 @@ def _prefix_steps(e, wire, o, R, direct=None, table=False):
     of their earlier prefix features; ``direct``: from the mappers, which
     read the input; ``table``: the features as their 4-byte places in the df
     table, not their 16 bytes; no earlier features where the sample's
-    prepared weights are none negative and the df run says so, or binary:
-    :func:`~mrjobs.strategies.prefixing.repeats`), ``rows`` (each kept pair
+    prepared weights are none negative and the df run would say so, or
+    binary: :func:`~mrjobs.strategies.prefixing.repeats`), ``rows`` (each kept pair
     once a direction; a vector's pairs spread over its prefix features)."""
     f = e["fams"][0]
     steps = []
@@ -345,7 +344,7 @@ def _prefix_steps(e, wire, o, R, direct=None, table=False):
         steps.append(_step("prefix", recs, kept, wire.stripe(recs, kept, wire.doc_key, True,
                                                              wire.stats)))
     flushes = R * _flushes(e["prefix_entries"], R, o.buffer_entries)
-    sides = 1 if repeats(o.measure, table and e["prefix_nonnegative"], o.top_k) else 2
+    sides = 1 if e["prefix_repeats"] else 2
     earlier = e["prefix_earlier"] if sides == 2 else 0.0
     blocks = sides * _groups(e["prefix_groups"], flushes)
     # a feature: 16 bytes, or its place in the table, a varint of 1-5

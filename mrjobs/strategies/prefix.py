@@ -149,8 +149,8 @@ class PrefixStrategy:
         ctx = self.ctx
         self._prefixes = PrefixBuffer(ctx.buffer_entries, ctx.wire_dtype, ctx.scorer.measure,
                                       ctx.scorer.threshold, ctx.include_self,
-                                      whole=ctx.top_k is not None, names=names,
-                                      earlier=not ctx.repeats)
+                                      whole=ctx.top_k is not None and not ctx.repeats,
+                                      names=names, earlier=not ctx.repeats)
 
     def reducer_prefix(self, doc, pieces):
         for _, parts in by_family(pieces):

@@ -35,20 +35,26 @@ The bound ``D``
     for any partner (:data:`SUPPORTED`).
 Without earlier features
     Where no prepared weight is negative (binary weights; or the df run saw
-    no negative weight in the input: the launcher's ``--nonnegative``), under
-    a threshold alone and a measure of :data:`REPEATABLE`, a copy carries no earlier prefix features, and a
-    pair is scored at every prefix feature its vectors share.  At a later
-    one ``g`` the copies hold their vectors from ``g`` on: the sum is over
-    some of the whole's terms, in the same order, each term at least 0, so it
-    is never above the whole's sum in floating point either (a rounded sum
-    never falls as a term of at least 0 is added, and never rises as the
-    sum it adds to falls), and neither is its score.  The rows step keeps
-    each pair's best score (:class:`mrjobs.scoring.RowMerger`,
-    ``repeats``): the one of its first shared feature, the whole's.  What
-    that costs: the pairs met again whose part reaches the threshold go
-    through the rows step's shuffle twice or more; what it saves: each
-    copy's earlier features (a record of them a key and map task), about a
-    fifth of the pair step's bytes on short text.
+    no negative weight in the input: the launcher's ``--nonnegative``) and
+    the measure is one of :data:`REPEATABLE`, a copy carries no earlier
+    prefix features, and a pair is scored at every prefix feature its
+    vectors share.  At a later one ``g`` the copies hold their vectors from
+    ``g`` on: the sum is over some of the whole's terms, in the same order,
+    each term at least 0, so it is never above the whole's sum in floating
+    point either (a rounded sum never falls as a term of at least 0 is
+    added, and never rises as the sum it adds to falls), and neither is its
+    score.  The rows step keeps each pair's best score
+    (:class:`mrjobs.scoring.RowMerger`, ``repeats``): the one of its first
+    shared feature, the whole's.  Under ``--top-k`` too: a pair ``(x, y)``
+    of ``x``'s top k is among ``x``'s k best at its first shared feature
+    (were k others better there, their whole scores, at least as high,
+    would put it out of the top k), and a neighbour's best is never above
+    its whole score, so none takes a place that is not its own.  What that
+    costs: the pairs met again whose part reaches the threshold (and makes
+    a vector's k best there) go through the rows step's shuffle twice or
+    more; what it saves: each copy's earlier features (a record of them a
+    key and map task), about a fifth of the pair step's bytes on short text,
+    and under ``--top-k`` the copies' entries before their feature.
 """
 import hashlib
 import struct
@@ -109,20 +115,17 @@ def supports(measure):
     return measure in SUPPORTED
 
 
-def repeats(measure, nonnegative, top_k):
-    """True if the copies carry no earlier prefix features and the rows
+def repeats(measure, nonnegative):
+    """True if the copies carry no earlier prefix features, and the rows
     step keeps each pair's best score (see the module doc): a measure of
-    :data:`REPEATABLE`, no prepared weight negative (the input's none,
-    ``nonnegative``, or binary weights, each 1), and a threshold alone (under
-    ``--top-k`` a reducer keeps each vector's best before its drop, and a
-    part's score would take a whole's place).
+    :data:`REPEATABLE`, and no prepared weight negative (the input's none,
+    ``nonnegative``, or binary weights, each 1).
 
-    >>> repeats("cosine", True, None), repeats("cosine", False, None), repeats("jaccard", False, None)
+    >>> repeats("cosine", True), repeats("cosine", False), repeats("jaccard", False)
     (True, False, True)
     """
-    m = measures.get(measure)
-    return (top_k is None and measure in REPEATABLE
-            and (bool(nonnegative) or m.weights == "binary"))
+    return measure in REPEATABLE and (bool(nonnegative)
+                                      or measures.get(measure).weights == "binary")
 
 
 def entry_vectors(lengths):
@@ -262,8 +265,9 @@ class PrefixBuffer:
     their vectors; their scores are never kept.  Under ``--top-k`` the copies
     are whole: a reducer keeps each vector's best before it drops, and a
     part's score may exceed the whole's where weights are negative.
-    ``earlier`` False: no side records (see "Without earlier features" in
-    the module doc).
+    ``earlier`` False: no side records, and the copies hold their vectors
+    from their feature on under ``--top-k`` too (see "Without earlier
+    features" in the module doc).
 
     Memory: at most ``limit`` entries buffered, plus one vector."""
 

@@ -68,3 +68,32 @@ def test_a_row_already_in_order_and_one_that_is_not(k):
     want = [(doc, merge_rows(pieces, k, 10**6)) for doc, pieces in vectors]
     assert [(doc, row.ids.tolist(), row.values.tolist()) for doc, row in got] == [
         (doc, row.ids.tolist(), row.values.tolist()) for doc, row in want if row is not None]
+
+
+@pytest.mark.parametrize("k", [None, 1, 3, 50])
+@pytest.mark.parametrize("limit", [1, 7, 10**6])
+def test_repeated_neighbours_keep_their_best_before_the_cut(k, limit):
+    # each vector's neighbours, each with its best score, then some again
+    # with lower ones (the prefix strategy's pairs met again): the rows are
+    # those of the best scores alone, the repeats counted
+    rng = np.random.default_rng(7 + (k or 0))
+    ids = rng.integers(0, 256, (60, 16), dtype=np.uint8).view("S16").ravel()
+    merger, got, want, again = RowMerger(k, limit, repeats=True), [], [], 0
+    for v in range(30):
+        doc = b"%016d" % v
+        n = int(rng.integers(1, 12))
+        others = rng.choice(ids, n, replace=False)
+        best = rng.integers(0, 8, n) / 4.0
+        pieces = [Stripe(others, best)]
+        for _ in range(int(rng.integers(0, 3))):
+            some = rng.random(n) < 0.5
+            lower = best[some] - rng.integers(0, 3, int(some.sum())) / 4.0
+            pieces.append(Stripe(others[some], lower))
+            again += int(some.sum())
+        rng.shuffle(pieces)
+        row = merge_rows([Stripe(others, best)], k, limit)
+        want.append((doc, row.ids.tolist(), row.values.tolist()))
+        got += merger.add(doc, pieces)
+    got += merger.flush()
+    assert [(d, r.ids.tolist(), r.values.tolist()) for d, r in got] == want
+    assert merger.repeats_dropped == again

@@ -34,7 +34,7 @@ def test_the_whole_input_gives_the_jobs_entries(small):
                            strategy="prefix")
     sent = run.counters[WORK][PREFIX_ENTRIES_SENT]
     # (no weight negative: the copies carry no earlier features)
-    assert e["prefix_nonnegative"] and repeats("cosine", True, None)
+    assert e["prefix_repeats"] and repeats("cosine", True)
     planned = e["prefix_entries"]
     # the plan counts copies to features one vector alone holds, which the job skips
     assert sent <= planned <= 1.5 * sent
