@@ -178,9 +178,8 @@ def encode_block(block):
         raise EncodeError("a block's side is 0 or 1, found %r" % (block.side,))
     if block.side:
         flags |= FLAG_SIDE
-    if feats.dtype == _U32:
+    if feats.dtype == _U32:  # the places as varints, after their byte count
         flags |= FLAG_INDEXED
-    if feats.dtype == _U32:
         places = encode_places(feats, lengths)
         feats = np.frombuffer(_PLACES_SIZE.pack(len(places)) + places, np.uint8)
     parts = [b"", ids.tobytes(), lengths.astype(_U32).tobytes(), feats.tobytes(), w.tobytes()]
@@ -275,7 +274,6 @@ def _check_ascending(feats, pos, lengths, what):
             "unescaping is not greater than the one before it: a vector's ids must be "
             "ascending and unique (lengths shifted between vectors?)"
             % (what, e, v, pos + feats.dtype.itemsize * e))
-
 
 
 def encode_places(places, lengths):
