@@ -181,8 +181,10 @@ def encode_block(block):
     if feats.dtype == _U32:  # the places as varints, after their byte count
         flags |= FLAG_INDEXED
         places = encode_places(feats, lengths)
-        feats = np.frombuffer(_PLACES_SIZE.pack(len(places)) + places, np.uint8)
-    parts = [b"", ids.tobytes(), lengths.astype(_U32).tobytes(), feats.tobytes(), w.tobytes()]
+        feat_bytes = _PLACES_SIZE.pack(len(places)) + places
+    else:
+        feat_bytes = feats.tobytes()
+    parts = [b"", ids.tobytes(), lengths.astype(_U32).tobytes(), feat_bytes, w.tobytes()]
     if stats is not None:
         if stats.shape[0] != n:
             raise EncodeError("malformed Block: %d ids, %d stats" % (n, stats.shape[0]))
@@ -319,18 +321,17 @@ def _places_error(data, lengths, pos, what):
         raise DecodeError("cannot decode %s: its %d bytes of feature places at byte offset %d "
                           "after unescaping hold %d whole varints, not the %d entries"
                           % (what, len(data), pos, whole, nnz))
-    at = 0
+    at, e = 0, -1
     for v, n in enumerate(lengths.tolist()):
         place = 0
         for i in range(n):
-            start, x, k = at, 0, 0
+            start, x, k, e = at, 0, 0, e + 1
             while True:
                 b = data[at]
                 x |= (b & 0x7F) << (7 * k)
                 at, k = at + 1, k + 1
                 if b < 0x80:
                     break
-            e = int(lengths[:v].sum()) + i
             if k > _MAX_VARINT:
                 raise DecodeError("cannot decode %s: the varint of entry %d at byte offset %d "
                                   "is %d bytes long (at most %d)"

@@ -87,16 +87,15 @@ class DfCount:
 
     def mapper_init(self):
         self.job._task_init()
-        self._feats, self._docs, self._n, self._negative = [], [], 0, 0
+        self._feats, self._weights, self._docs, self._n = [], [], [], 0
 
     def mapper(self, _, line):
         vec = self.job.read_vector(line)
         if vec is None:
             return
-        if vec[2].shape[0] and vec[2].min() < 0:
-            self._negative += 1
         self._docs.append(vec[0])
         self._feats.append(vec[1])
+        self._weights.append(vec[2])
         self._n += vec[1].shape[0] + 1
         if self._n >= self.job.options.buffer_entries:
             yield from self._flush()
@@ -109,10 +108,14 @@ class DfCount:
             if ids.shape[0]:
                 ids, counts = np.unique(ids, return_counts=True)
                 yield from _by_bucket(kind, ids, counts.astype(np.float64))
-        if self._negative:
+        # the lines with a negative weight, counted once a flush
+        lengths = np.fromiter(map(len, self._weights), np.int64, len(self._weights))
+        line = np.repeat(np.arange(lengths.shape[0]), lengths)
+        negative = np.unique(line[np.concatenate(self._weights) < 0]).shape[0]
+        if negative:
             yield _bucket_key(_NEGATIVE, 0), Stripe(np.zeros(1, "S16"),
-                                                    np.array([float(self._negative)]))
-        self._feats, self._docs, self._n, self._negative = [], [], 0, 0
+                                                    np.array([float(negative)]))
+        self._feats, self._weights, self._docs, self._n = [], [], [], 0
 
     def mapper_final(self):
         yield from self._flush()
