@@ -83,6 +83,7 @@ def _import_local_runner():
 LocalMRJobRunner = _import_local_runner()
 
 from mrjob.cat import is_compressed  # noqa: E402  (mrjob.bin first)
+from mrjob.conf import combine_local_envs  # noqa: E402
 from mrjob.local import _TaskFailedException  # noqa: E402
 from mrjob.util import cmd_line  # noqa: E402
 from mrjob.sim import _symlink_or_copy  # noqa: E402
@@ -90,6 +91,7 @@ from mrjob.sim import _symlink_or_copy  # noqa: E402
 from mrjobs.runtime.diskpeak import tree_size  # noqa: E402
 from mrjobs.runtime.localsettings import REPORT_ENV, task_count, write_report  # noqa: E402
 from mrjobs.runtime.paths import HadoopInputs  # noqa: E402
+from mrjobs.runtime.taskfork import TaskForker, enabled, preload_modules  # noqa: E402
 from mrjobs.runtime.tempdisk import removes_local_tmp  # noqa: E402
 
 __all__ = ["LocalRunner", "split_bounds"]
@@ -261,6 +263,27 @@ class LocalRunner(HadoopInputs, LocalMRJobRunner):
 
     # -- the task processes ---------------------------------------------------------
 
+    def _run(self):
+        """mrjob's run, its tasks forked from a server that has done their
+        imports (:mod:`mrjobs.runtime.taskfork`) where they can be."""
+        forker = None
+        python = self._task_python_bin()
+        if len(python) == 1 and enabled(combine_local_envs(os.environ, self._cmdenv())):
+            try:
+                forker = TaskForker(python[0], combine_local_envs(os.environ, self._cmdenv()),
+                                    preload_modules(self._script_path))
+            except OSError as e:
+                log.debug("no task fork server (%s): each task a fresh interpreter", e)
+        self._task_processes().forker = forker
+        try:
+            super()._run()
+        finally:
+            tasks = self._task_processes()
+            tasks.forker = None
+            if forker is not None:
+                forker.close()
+                log.debug("%d task(s) forked, %d fresh", tasks.forked, tasks.fresh)
+
     def _invoke_task_func(self, task_type, step_num, task_num):
         """Runs a task's process as mrjob's does, but as one of this run's
         :class:`TaskProcesses`, which the run can end."""
@@ -422,6 +445,10 @@ class TaskProcesses:
         self._lock = threading.Lock()
         self._running = set()
         self._stopping = False
+        #: the run's :class:`~mrjobs.runtime.taskfork.TaskForker`, or None;
+        #: how many tasks it forked and how many started as fresh interpreters
+        self.forker = None
+        self.forked = self.fresh = 0
 
     def invoke(self, task, args, stdin, stdout, stderr, wd, env):
         """mrjob's ``_invoke_task_in_subprocess``: run the task (``task``: its
@@ -434,8 +461,14 @@ class TaskProcesses:
                 failed = "the run is stopping"
             else:
                 try:
-                    proc = subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr,
-                                            cwd=wd, env=env)
+                    proc = self.forker and self.forker.start(args, stdin, stdout, stderr,
+                                                             wd, env)
+                    if proc:
+                        self.forked += 1
+                    else:
+                        proc = subprocess.Popen(args, stdin=stdin, stdout=stdout,
+                                                stderr=stderr, cwd=wd, env=env)
+                        self.fresh += 1
                 except OSError as e:
                     failed = str(e)
                 else:

@@ -12,6 +12,7 @@ it held the pool's queue lock, left ``Pool.terminate()`` waiting forever
 """
 import glob
 import os
+import re
 import signal
 import stat
 import sys
@@ -42,17 +43,19 @@ exec sort "$@"
 
 
 def attempts(pid):
-    """``{attempt id: pid}`` of the task processes below ``pid``."""
+    """``{attempt: pid}`` of the task processes below ``pid``: each known by
+    its stderr, mrjob's ``step/NNN/TYPE/NNNNN/stderr`` (a forked task's
+    ``/proc/PID/environ`` is its fork server's), named as its attempt id ends."""
     found = {}
     for p in descendants(pid):
         try:
-            with open("/proc/%d/environ" % p, "rb") as f:
-                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+            err = os.readlink("/proc/%d/fd/2" % p)
         except OSError:
             continue
-        attempt = env.get(b"mapreduce_task_attempt_id")
-        if attempt and running(p):
-            found[attempt.decode()] = p
+        task = re.search(r"/step/(\d+)/(mapper|combiner|reducer)/(\d+)/stderr$", err)
+        if task and running(p):
+            step, kind, num = task.groups()
+            found["task_%s_%04d%d_0" % (kind, int(step), int(num))] = p
     return found
 
 

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from mrjobs.counters import PRODUCTS_COMPUTED, WORK
 from mrjobs.dot_products import MRSparseDotProducts
+from mrjobs.runtime import taskfork
 from mrjobs.runtime.progress import ProgressMonitor, View
 from mrjobs.runtime.taskstatus import TaskStatus, parse_status, status_text
 from mrjobs.testing import write_lines
@@ -49,13 +50,15 @@ class Collect(logging.Handler):
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory):
     """One local run (3 blocks, 2 reducers a step), kept on disk, with the
-    monitor's lines (polled every 50 ms)."""
+    monitor's lines (polled every 50 ms; the tasks fresh interpreters, not
+    forked: each then lasts long enough for a poll to see it)."""
     tmp = tmp_path_factory.mktemp("progress")
     path = tmp / "corpus.jsonl"
     write_lines(path, LINES)
     job = MRSparseDotProducts(["-r", "local", "--cleanup", "NONE", "--no-conf", "--blocks",
                                str(BLOCKS), "--jobconf", "mapreduce.job.reduces=2",
-                               "--measure", "cosine", "--local-tmp-dir", str(tmp), str(path)])
+                               "--measure", "cosine", "--local-tmp-dir", str(tmp),
+                               "--cmdenv", "%s=0" % taskfork.ENV, str(path)])
     log = logging.getLogger("tests.progress")
     log.propagate, log.level = False, logging.INFO
     collect = Collect()
