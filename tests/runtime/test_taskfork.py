@@ -15,7 +15,8 @@ from mrjobs.runtime.taskfork import TaskForker
 from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
 
-pytestmark = pytest.mark.skipif(not taskfork.enabled({}), reason="no fork on this platform")
+pytestmark = [pytest.mark.versions,
+              pytest.mark.skipif(not taskfork.enabled({}), reason="no fork on this platform")]
 
 #: a script that shows what a task sees: arguments, place, environment,
 #: sys.path[0], its streams, threads and atexit at its end
@@ -175,11 +176,15 @@ def local_run(tmp_path, *args):
                                str(path)] + list(args))
     with job.make_runner() as runner:
         runner.run()
+        if runner._setup_wrapper_script_path:
+            pytest.skip("the tasks run through mrjob's setup wrapper (the package shipped "
+                        "as a zip to an interpreter without it): never forked")
         out = b"".join(runner.cat_output())
         return out, runner._task_processes()
 
 
 @pytest.mark.slow
+@pytest.mark.smoke
 def test_a_local_run_forks_its_tasks_and_writes_the_same_bytes(tmp_path):
     forked, tasks = local_run(tmp_path)
     assert tasks.forked >= 4 and tasks.fresh == 0
