@@ -166,7 +166,7 @@ def test_the_server_imports_a_job_of_the_package_and_the_usual_modules():
 
 def local_run(tmp_path, *args):
     """The dot products job on the local runner: its output and the run's
-    :class:`~mrjobs.runtime.localrunner.TaskProcesses`."""
+    :class:`~mrjobs.runtime.taskprocesses.TaskProcesses`."""
     from mrjobs.dot_products import MRSparseDotProducts
     path = tmp_path / "corpus.jsonl"
     if not path.exists():
