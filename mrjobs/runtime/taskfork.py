@@ -22,11 +22,11 @@ keeps its process id from being reused until the runner has read it; the
 server reaps the waiters, so that the tasks' CPU counts in the run's
 (``RUSAGE_CHILDREN``, as ``time`` reports it).
 
-Used where a task is run with the interpreter that the server runs and a
-script (``PYTHON SCRIPT.py ARGS``; not through a setup wrapper); else, where
-the server is gone (a signal to the process group ends it), or where the
-environment variable ``MRSPARSE_TASK_FORK`` is ``0``, tasks start as fresh
-interpreters.  ``ps`` shows a forked task under the server's command line,
+Used on Linux (elsewhere where the environment variable ``MRSPARSE_TASK_FORK``
+is ``1``) where a task is run with the interpreter that the server runs and
+a script (``PYTHON SCRIPT.py ARGS``; not through a setup wrapper); else,
+where the server is gone (a signal to the process group ends it), or where
+``MRSPARSE_TASK_FORK`` is ``0``, tasks start as fresh interpreters.  ``ps`` shows a forked task under the server's command line,
 and ``/proc/PID/environ`` holds the server's environment, not the task's
 (``os.environ`` in the task is the task's).
 """
@@ -50,7 +50,8 @@ __all__ = ["ENV", "TaskForker", "ForkedTask", "enabled", "preload_modules"]
 
 log = logging.getLogger(__name__)
 
-#: ``0`` (or ``false``, ``no``, ``off``): every task a fresh interpreter
+#: ``0`` (or ``false``, ``no``, ``off``): every task a fresh interpreter;
+#: ``1``: forked tasks off Linux too
 ENV = "MRSPARSE_TASK_FORK"
 #: what a task process and the job scripts always import
 BASE_MODULES = ("numpy", "scipy.sparse", "mrjob.job", "mrjobs.job")
@@ -60,12 +61,15 @@ _STATUS = struct.Struct("<i")
 _SERVE = "import sys; from mrjobs.runtime.taskfork import serve; serve(sys.argv[1:])"
 
 
-def enabled(environ=None):
-    """Whether tasks are forked (``MRSPARSE_TASK_FORK`` is not ``0``), where the
-    platform can."""
-    value = (os.environ if environ is None else environ).get(ENV, "1").strip().lower()
-    return (value not in ("0", "false", "no", "off") and hasattr(os, "fork")
-            and hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX"))
+def enabled(environ=None, platform=sys.platform):
+    """Whether tasks are forked: on Linux unless ``MRSPARSE_TASK_FORK`` is
+    ``0``; elsewhere only where it is ``1`` (macOS's system libraries, which
+    numpy and scipy may load, are not promised to survive a fork), and only
+    where the platform can."""
+    value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
+    wanted = (value in ("1", "true", "yes", "on") or not value and platform.startswith("linux"))
+    return (wanted and hasattr(os, "fork") and hasattr(socket, "send_fds")
+            and hasattr(socket, "AF_UNIX"))
 
 
 def preload_modules(script):

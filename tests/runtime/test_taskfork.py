@@ -16,7 +16,8 @@ from mrjobs.testing import write_lines
 from tests.jobs_helpers import corpus
 
 pytestmark = [pytest.mark.versions,
-              pytest.mark.skipif(not taskfork.enabled({}), reason="no fork on this platform")]
+              pytest.mark.skipif(not taskfork.enabled({taskfork.ENV: "1"}),
+                                 reason="no fork on this platform")]
 
 #: a script that shows what a task sees: arguments, place, environment,
 #: sys.path[0], its streams, threads and atexit at its end
@@ -149,11 +150,13 @@ def test_a_forked_tasks_cpu_counts_in_the_runs(tmp_path):
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - before >= 0.1
 
 
-@pytest.mark.parametrize("value,expected", [
-    (None, True), ("1", True), ("0", False), ("no", False), ("off", False), ("false", False)])
-def test_the_variable_turns_it_off(value, expected):
+@pytest.mark.parametrize("value,linux,elsewhere", [
+    (None, True, False), ("1", True, True), ("0", False, False), ("no", False, False),
+    ("off", False, False), ("false", False, False)])
+def test_the_variable_turns_it_off_or_on(value, linux, elsewhere):
     environ = {} if value is None else {taskfork.ENV: value}
-    assert taskfork.enabled(environ) is expected
+    assert taskfork.enabled(environ, "linux") is linux
+    assert taskfork.enabled(environ, "darwin") is elsewhere
 
 
 def test_the_server_imports_a_job_of_the_package_and_the_usual_modules():
@@ -185,6 +188,7 @@ def local_run(tmp_path, *args):
 
 @pytest.mark.slow
 @pytest.mark.smoke
+@pytest.mark.skipif(not taskfork.enabled(), reason="tasks are forked on Linux")
 def test_a_local_run_forks_its_tasks_and_writes_the_same_bytes(tmp_path):
     forked, tasks = local_run(tmp_path)
     assert tasks.forked >= 4 and tasks.fresh == 0
