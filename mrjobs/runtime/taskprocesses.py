@@ -43,20 +43,19 @@ class TaskProcesses:
         with self._lock:
             if self._stopping:
                 failed = "the run is stopping"
+        if failed is None:
+            try:
+                proc, forked = self._start(args, stdin, stdout, stderr, wd, env)
+            except OSError as e:
+                failed = str(e)
             else:
-                try:
-                    proc = self.forker and self.forker.start(args, stdin, stdout, stderr,
-                                                             wd, env)
-                    if proc:
-                        self.forked += 1
-                    else:
-                        proc = subprocess.Popen(args, stdin=stdin, stdout=stdout,
-                                                stderr=stderr, cwd=wd, env=env)
-                        self.fresh += 1
-                except OSError as e:
-                    failed = str(e)
-                else:
+                with self._lock:
                     self._running.add(proc)
+                    self.forked += forked
+                    self.fresh += not forked
+                    late = self._stopping  # (stop() came while it started)
+                if late:
+                    _end([proc], self.PATIENCE)
         if failed is None:
             try:
                 status = proc.wait()
@@ -71,6 +70,16 @@ class TaskProcesses:
         if failed is not None:
             from mrjob.local import _TaskFailedException  # (after localrunner's import of it)
             raise _TaskFailedException(reason=failed, **task)
+
+    def _start(self, args, stdin, stdout, stderr, wd, env):
+        """The task's process, and whether it was forked: where the run's forker
+        can (waiting for its server's imports, outside the lock that
+        :meth:`stop` takes), else a fresh interpreter."""
+        proc = self.forker and self.forker.start(args, stdin, stdout, stderr, wd, env)
+        if proc:
+            return proc, True
+        return subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr, cwd=wd,
+                                env=env), False
 
     def stop(self, futures=()):
         """No task starts from now on; the running ones end (SIGTERM, then
