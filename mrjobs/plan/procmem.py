@@ -8,8 +8,9 @@ resident set size the kernel keeps for a process over its life, so a
 process looked at once, late, still gives its peak).  Kinds: ``sort`` (the
 local runner's ``sort`` of a step's map output), ``step N mapper`` and
 ``step N reducer`` (a task: ``--step-num=N`` is on its command line, counted
-from 0), ``launcher`` (``python -m mrjobs.<job>``), ``other``.  A process that starts and ends between two looks is
-missed; the largest of a run (a block-pair reducer, the sort of the pair
+from 0, or, forked, its stderr is the task's file), ``launcher`` (``python -m
+mrjobs.<job>``), ``other`` (the local runner's fork server and waiters among
+them).  A process that starts and ends between two looks is missed; the largest of a run (a block-pair reducer, the sort of the pair
 step's input) live for seconds.  Where there is no ``/proc``, nothing is
 measured (:attr:`ProcessPeaks.peaks` stays empty).
 """
@@ -20,13 +21,19 @@ import threading
 __all__ = ["ProcessPeaks", "process_kind"]
 
 _STEP = re.compile(r"^--step-num=(\d+)$")
+_TASK_STDERR = re.compile(r"/step/(\d+)/(mapper|combiner|reducer)/\d+/stderr$")
 
 
-def process_kind(argv):
-    """The kind of a process from its arguments (see the module).
+def process_kind(argv, stderr=None):
+    """The kind of a process from its arguments, or (a task forked from the
+    local runner's server, :mod:`mrjobs.runtime.taskfork`, whose arguments are
+    the server's) from the path of its ``stderr``, mrjob's
+    ``step/NNN/TYPE/NNNNN/stderr`` (see the module).
 
     >>> process_kind(["python", "dot_products.py", "--step-num=1", "--reducer"])
     'step 1 reducer'
+    >>> process_kind(["python", "-c", "..."], "/tmp/run/step/000/mapper/00001/stderr")
+    'step 0 mapper'
     >>> process_kind(["sort", "-t", "\\t", "-k", "1,1", "-s", "a", "b"])
     'sort'
     """
@@ -36,6 +43,9 @@ def process_kind(argv):
     task = next((a[2:] for a in argv if a in ("--mapper", "--reducer", "--combiner")), None)
     if step is not None and task is not None:
         return "step %d %s" % (step, task)
+    forked = _TASK_STDERR.search(stderr or "")
+    if forked:
+        return "step %d %s" % (int(forked.group(1)), forked.group(2))
     if any(a.startswith("mrjobs.") for a in argv[1:3]):
         return "launcher"  # python -m mrjobs.<job>
     return "other"
@@ -64,7 +74,8 @@ def _children():
 
 
 def _peak_rss(pid):
-    """(VmHWM in bytes, argv) of a process, or None once it is gone."""
+    """(VmHWM in bytes, argv, the path of its stderr) of a process, or None
+    once it is gone."""
     try:
         with open("/proc/%d/status" % pid, "rb") as f:
             hwm = next((int(l.split()[1]) for l in f if l.startswith(b"VmHWM:")), None)
@@ -72,7 +83,11 @@ def _peak_rss(pid):
             argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
     except (OSError, ValueError, IndexError):
         return None
-    return None if hwm is None else (hwm * 1024, argv)
+    try:
+        stderr = os.readlink("/proc/%d/fd/2" % pid)
+    except OSError:
+        stderr = None
+    return None if hwm is None else (hwm * 1024, argv, stderr)
 
 
 class ProcessPeaks:
@@ -98,7 +113,7 @@ class ProcessPeaks:
         for pid in ours:
             got = _peak_rss(pid)
             if got:
-                kind = process_kind(got[1])
+                kind = process_kind(got[1], got[2])
                 self.peaks[kind] = max(self.peaks.get(kind, 0), got[0])
 
     def _run(self):

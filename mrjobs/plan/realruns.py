@@ -27,6 +27,7 @@ class _StepTimes(logging.Handler):
         self.starts = []
         self.cpu = []
         self.own = []
+        self.runner = None
 
     def emit(self, record):
         if record.getMessage().startswith("Running step "):
@@ -34,16 +35,21 @@ class _StepTimes(logging.Handler):
 
     def mark(self):
         self.starts.append(time.monotonic())
-        self.cpu.append(_children_cpu())
+        # (not at the first step's start: the fork server may still be importing,
+        # which that step's CPU then holds, as its time does)
+        self.cpu.append(_children_cpu(self.runner if len(self.starts) > 2 else None))
         self.own.append(_own_cpu())
 
 
-def _children_cpu():
+def _children_cpu(runner=None):
     """CPU seconds of the waited-for child processes (the local runner's tasks
-    and sort, reaped at the end of each phase of a step)."""
+    and sort, reaped at the end of each phase of a step), and of the local
+    runner's forked tasks that ended (its fork server is reaped only at the
+    end of the run)."""
     import resource
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+    forked = getattr(runner, "forked_cpu", None)
+    return r.ru_utime + r.ru_stime + (forked() if forked else 0.0)
 
 
 def _own_cpu():
@@ -91,7 +97,9 @@ def measure_run(args, num_cores=2, runner="local"):
         handler.mark()
         with job.make_runner() as runner, DiskPeak(tmp, every=0.05) as disk, \
                 ProcessPeaks() as procs:
+            handler.runner = runner
             runner.run()
+            handler.runner = None  # (its fork server ended: the tasks' CPU is reaped)
             handler.mark()
             counters = runner.counters()
             sizes = _step_bytes(runner)

@@ -259,6 +259,13 @@ class LocalRunner(HadoopInputs, LocalMRJobRunner):
 
     # -- the task processes ---------------------------------------------------------
 
+    def forked_cpu(self):
+        """CPU seconds of this run's fork server and of the forked tasks that
+        ended (this process's ``RUSAGE_CHILDREN`` holds them once the run
+        ends): what a step's CPU adds between steps (:mod:`mrjobs.plan.realruns`)."""
+        forker = self._task_processes().forker
+        return forker.usage() if forker is not None else 0.0
+
     def _run(self):
         """mrjob's run, its tasks forked from a server that has done their
         imports (:mod:`mrjobs.runtime.taskfork`) where they can be."""

@@ -42,6 +42,7 @@ import io
 import json
 import logging
 import os
+import resource
 import signal
 import socket
 import struct
@@ -62,6 +63,8 @@ BASE_MODULES = ("numpy", "scipy.sparse", "mrjob.job", "mrjobs.job")
 _MAX_REQUEST = 1 << 22
 _PID = struct.Struct("<q")
 _STATUS = struct.Struct("<i")
+_CPU = struct.Struct("<d")
+_USAGE = b"usage"
 _SERVE = "import sys; from mrjobs.runtime.taskfork import serve; serve(sys.argv[1:])"
 
 
@@ -140,6 +143,24 @@ class TaskForker:
             mine.close()
             return None
         return ForkedTask(_PID.unpack(data)[0], args, mine)
+
+    def usage(self):
+        """CPU seconds of the server and of every task it forked that has
+        ended (waited for here: call it between steps), which this process's
+        ``RUSAGE_CHILDREN`` holds only once the server ends (0.0 where the
+        server is gone)."""
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with self._lock:
+                socket.send_fds(self._sock, [_USAGE], [theirs.fileno()])
+            theirs.close()
+            data = _recv_exactly(mine, _CPU.size)
+        except OSError:
+            data = b""
+        finally:
+            theirs.close()
+            mine.close()
+        return _CPU.unpack(data)[0] if data else 0.0
 
     def close(self):
         """End the server (tasks it forked go on; their waiters report them)."""
@@ -235,6 +256,9 @@ def serve(argv):
             break
         if not request and not fds:
             break
+        if request == _USAGE and len(fds) == 1:
+            _report_usage(fds[0])
+            continue
         if len(fds) != 4 or flags & socket.MSG_TRUNC:
             for fd in fds:
                 os.close(fd)
@@ -247,6 +271,19 @@ def serve(argv):
             os.close(fd)
     _reap(0)
     os._exit(0)
+
+
+def _report_usage(fd):
+    """Send the CPU seconds of the server and its ended waiters' (their tasks
+    included) on ``fd``, all of them waited for first."""
+    _reap(0)
+    cpu = sum(r.ru_utime + r.ru_stime for r in (
+        resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+    with socket.socket(fileno=fd) as sock:
+        try:
+            sock.sendall(_CPU.pack(cpu))
+        except OSError:
+            pass
 
 
 def _reap(options):

@@ -138,16 +138,21 @@ def test_what_it_cannot_fork_is_left_to_a_fresh_interpreter(tmp_path, forker):
 
 
 def test_a_forked_tasks_cpu_counts_in_the_runs(tmp_path):
-    """The waiters and the server are reaped: the tasks' CPU reaches the
-    runner's children's usage, as ``time`` and the benchmarks read it."""
+    """The server tells the CPU of the tasks that ended (the planner's step
+    CPU), and once it ends, the waiters and the server are reaped: the tasks'
+    CPU reaches the runner's children's usage, as ``time`` and the benchmarks
+    read it."""
     write_script(tmp_path, "sum(range(3 * 10 ** 7))")
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
     forker = TaskForker(sys.executable, dict(os.environ), [])
     try:
+        first = forker.usage()
         assert run(tmp_path, forker.start, "forked")[0] == 0
+        assert forker.usage() - first >= 0.1
     finally:
         forker.close()
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - before >= 0.1
+    assert forker.usage() == 0.0  # (the server is gone)
 
 
 @pytest.mark.parametrize("value,linux,elsewhere", [
