@@ -20,6 +20,8 @@ from pathlib import Path
 
 import psutil
 
+from mrjobs.plan.procmem import process_kind
+
 
 def _vm_hwm(pid):
     """The peak resident set of a process so far (``VmHWM``), in bytes."""
@@ -38,12 +40,29 @@ def tree_memory(root, peaks, labels):
     for p in procs:
         try:
             m, hwm = p.memory_full_info(), _vm_hwm(p.pid)
-            labels.setdefault(p.pid, p.cmdline())
+            if p.pid not in labels:
+                labels[p.pid] = _argv(p)
         except (psutil.Error, OSError, StopIteration):
             continue  # gone
         rss, pss = rss + m.rss, pss + m.pss
         peaks[p.pid] = max(peaks.get(p.pid, 0), hwm)
     return rss, pss
+
+
+def _argv(p):
+    """A process's argv; for a task the local runner forked from its server
+    (:mod:`mrjobs.runtime.taskfork`), which keeps the server's argv, one that
+    names the task as its stderr does (mrjob's ``step/NNN/TYPE/NNNNN/stderr``)."""
+    argv = p.cmdline()
+    if task_label(argv) is None:
+        try:
+            kind = process_kind([], os.readlink("/proc/%d/fd/2" % p.pid))
+        except OSError:
+            kind = None
+        if kind and kind.startswith("step "):
+            _, step, phase = kind.split()
+            return argv[:1] + ["(forked)", "--step-num=%s" % step, "--" + phase]
+    return argv
 
 
 def _exit_waiter(pid):
