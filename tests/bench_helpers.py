@@ -7,6 +7,7 @@ others with one line.  No timeout: a slow machine makes the run slow, not
 failed.  :meth:`QuickRun.close` removes every file the run wrote.
 """
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,10 +19,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class QuickRun:
-    """``python -m bench.<module> --quick --out DIRECTORY [extra...]``, run on first use."""
+    """``python -m bench.<module> --quick --out DIRECTORY [extra...]``, run on first
+    use (with ``env`` added to the environment)."""
 
-    def __init__(self, module, directory, *extra):
+    def __init__(self, module, directory, *extra, env=None):
         self.module, self.out, self.extra = module, Path(directory), extra
+        self.env = dict(os.environ, **(env or {}))
         self._result = self._error = None
         self._reported = False
 
@@ -40,7 +43,7 @@ class QuickRun:
     def _run(self):
         cmd = [sys.executable, "-m", "bench.%s" % self.module, "--quick", "--out",
                str(self.out)] + [a.format(out=self.out) for a in self.extra]
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, env=self.env)
         try:
             if proc.returncode != 0:
                 raise ValueError("exited %d" % proc.returncode)
@@ -56,11 +59,11 @@ class QuickRun:
         shutil.rmtree(self.out, ignore_errors=True)
 
 
-def quick_run_fixture(module, *extra):
+def quick_run_fixture(module, *extra, env=None):
     """A module-scoped fixture of a :class:`QuickRun`, removed at teardown."""
     @pytest.fixture(scope="module")
     def quick_run(tmp_path_factory):
-        run = QuickRun(module, tmp_path_factory.mktemp(module), *extra)
+        run = QuickRun(module, tmp_path_factory.mktemp(module), *extra, env=env)
         try:
             yield run
         finally:

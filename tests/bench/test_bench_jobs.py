@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mrjobs.runtime import taskfork
 from mrjobs.strategies.scheme import pairs_write_rows
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -53,7 +54,9 @@ def _steps(r):
 
 
 # the job runs' files go to {out}/work, removed with the rest at teardown
-quick_run = quick_run_fixture("jobs", "--workdir", "{out}/work")
+#: (each task a fresh interpreter: the memory sampler, every 0.2 s, sees it; a task
+#: the local runner forks lives tens of milliseconds on these small corpora)
+quick_run = quick_run_fixture("jobs", "--workdir", "{out}/work", env={taskfork.ENV: "0"})
 
 
 def _rows(result):
