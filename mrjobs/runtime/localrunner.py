@@ -24,6 +24,10 @@ and copied in the kernel (:func:`input_cuts`); a step
 without a mapper hands the previous step's part files to the sort as they are
 (mrjob copies them line by line), and a single reduce split is the sorted
 file itself.  Without ``split_bytes`` the splits are mrjob's, byte for byte.
+On Linux each task is forked from a server that has done its imports
+(:mod:`mrjobs.runtime.taskfork`), else started as a fresh interpreter; the
+run's task processes are run and ended by
+:class:`~mrjobs.runtime.taskprocesses.TaskProcesses`.
 
 Temporary disk: mrjob keeps every file of every step until the job ends
 (the first step's copy of the input, each step's map output, its sorted
@@ -270,11 +274,10 @@ class LocalRunner(HadoopInputs, LocalMRJobRunner):
         """mrjob's run, its tasks forked from a server that has done their
         imports (:mod:`mrjobs.runtime.taskfork`) where they can be."""
         forker = None
-        python = self._task_python_bin()
-        if len(python) == 1 and enabled(combine_local_envs(os.environ, self._cmdenv())):
+        python, env = self._task_python_bin(), combine_local_envs(os.environ, self._cmdenv())
+        if len(python) == 1 and enabled(env):
             try:
-                forker = TaskForker(python[0], combine_local_envs(os.environ, self._cmdenv()),
-                                    preload_modules(self._script_path))
+                forker = TaskForker(python[0], env, preload_modules(self._script_path))
             except OSError as e:
                 log.debug("no task fork server (%s): each task a fresh interpreter", e)
         self._task_processes().forker = forker

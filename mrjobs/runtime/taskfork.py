@@ -356,6 +356,11 @@ def _task(task, streams):
         _site_again()
         sys.path[0] = os.path.dirname(os.path.realpath(script))
         code = _run_main(script)
+    except BaseException:  # (its place or streams failed it: said on its stderr)
+        try:
+            sys.excepthook(*sys.exc_info())
+        except BaseException:
+            pass
     finally:
         os._exit(code)
 

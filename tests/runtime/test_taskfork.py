@@ -123,6 +123,17 @@ def test_a_forked_task_is_ended_as_a_process_is(tmp_path, forker):
     os.close(write)
 
 
+def test_a_forked_task_whose_place_is_gone_fails_and_says_why(tmp_path, forker):
+    write_script(tmp_path)
+    wd = tmp_path / "wd"
+    with open(wd / "input", "rb") as i, open(tmp_path / "o", "wb") as o, \
+            open(tmp_path / "e", "wb") as e:
+        proc = forker.start([sys.executable, "task.py"], i, o, e, str(tmp_path / "gone"),
+                            dict(os.environ))
+        assert proc.wait() == 1
+    assert "No such file or directory" in (tmp_path / "e").read_text()
+
+
 def test_what_it_cannot_fork_is_left_to_a_fresh_interpreter(tmp_path, forker):
     write_script(tmp_path)
     wd = tmp_path / "wd"
