@@ -97,9 +97,8 @@ def measure_run(args, num_cores=2, runner="local"):
         handler.mark()
         with job.make_runner() as runner, DiskPeak(tmp, every=0.05) as disk, \
                 ProcessPeaks() as procs:
-            handler.runner = runner
+            handler.runner = runner  # (its fork server ends with the run: 0 s after it)
             runner.run()
-            handler.runner = None  # (its fork server ended: the tasks' CPU is reaped)
             handler.mark()
             counters = runner.counters()
             sizes = _step_bytes(runner)
@@ -118,8 +117,7 @@ def measure_run(args, num_cores=2, runner="local"):
             "step_seconds": np.diff(starts[1:]).tolist(), "step_cpu": np.diff(cpu[1:]).tolist(),
             "launcher_cpu": np.diff(own[1:]).tolist(),
             "cpu_s": cpu[-1] - cpu[0] + own[-1] - own[0],
-            "seconds": starts[-1] - t0, "work": work,
-            "temp_disk_bytes": max(disk.peak, temp_peak),
+            "seconds": starts[-1] - t0, "work": work, "temp_disk_bytes": max(disk.peak, temp_peak),
             "process_peaks": peaks, "peak_rss_bytes": largest}
 
 
