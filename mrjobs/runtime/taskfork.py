@@ -1,5 +1,5 @@
-"""Task processes forked from one that has done their imports: the local
-runner's counterpart of Hadoop's JVM reuse.
+"""Task processes forked from one that has done their imports: for the local
+runner's Python tasks what Hadoop's JVM reuse does for its Java ones.
 
 Each task of the local runner is a process of its own, ``python
 dot_products.py --step-num=N --mapper ...``, and a fresh interpreter spends
