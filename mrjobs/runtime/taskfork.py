@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 ENV = "MRSPARSE_TASK_FORK"
 #: what a task process and the job scripts always import
 BASE_MODULES = ("numpy", "scipy.sparse", "mrjob.job", "mrjobs.job")
-_MAX_REQUEST = 1 << 22
+_MAX_REQUEST = 1 << 20
 _PID = struct.Struct("<q")
 _STATUS = struct.Struct("<i")
 _CPU = struct.Struct("<d")
@@ -353,8 +353,15 @@ def _task(task, streams):
         os.environ.update(task["env"])
         script = os.path.abspath(task["argv"][1])  # (its __file__, as Python gives it)
         sys.argv = list(task["argv"][1:])
+        # (the server's sys.path[0] is -c's "": a fresh interpreter's site runs
+        # without a first entry, then puts the script's directory there -- or
+        # nothing, under -P / PYTHONSAFEPATH)
+        safe_path = getattr(sys.flags, "safe_path", False)
+        if not safe_path:
+            del sys.path[0]
         _site_again()
-        sys.path[0] = os.path.dirname(os.path.realpath(script))
+        if not safe_path:
+            sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
         code = _run_main(script)
     except BaseException:  # (its place or streams failed it: said on its stderr)
         try:

@@ -65,11 +65,11 @@ def forker():
     f.close()
 
 
-def run(tmp_path, start, name, args=(), stdin=None):
+def run(tmp_path, start, name, args=(), stdin=None, env=None):
     """Start the task with ``start`` (a forker's, or Popen); its returncode,
     stdout and stderr."""
     wd = tmp_path / "wd"
-    env = {k: v for k, v in os.environ.items() if k != "TASKFORK_GONE"}
+    env = {k: v for k, v in (env or os.environ).items() if k != "TASKFORK_GONE"}
     env["TASKFORK_TEST"] = "given"
     cmd = [sys.executable, "task.py", "--step-num=0", "--mapper"] + list(args)
     with open(stdin or wd / "input", "rb") as i, open(tmp_path / (name + ".out"), "wb") as o, \
@@ -132,6 +132,18 @@ def test_a_forked_task_whose_place_is_gone_fails_and_says_why(tmp_path, forker):
                             dict(os.environ))
         assert proc.wait() == 1
     assert "No such file or directory" in (tmp_path / "e").read_text()
+
+
+def test_under_pythonsafepath_neither_puts_the_scripts_directory_first(tmp_path):
+    write_script(tmp_path)
+    env = dict(os.environ, PYTHONSAFEPATH="1")
+    forker = TaskForker(sys.executable, env, [])
+    try:
+        forked = run(tmp_path, forker.start, "forked", env=env)
+    finally:
+        forker.close()
+    assert forked == run(tmp_path, fresh, "fresh", env=env)
+    assert "path0 %s\n" % (tmp_path / "real") not in forked[1]
 
 
 def test_what_it_cannot_fork_is_left_to_a_fresh_interpreter(tmp_path, forker):
