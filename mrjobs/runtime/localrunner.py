@@ -272,10 +272,12 @@ class LocalRunner(HadoopInputs, LocalMRJobRunner):
 
     def _run(self):
         """mrjob's run, its tasks forked from a server that has done their
-        imports (:mod:`mrjobs.runtime.taskfork`) where they can be."""
+        imports (:mod:`mrjobs.runtime.taskfork`) where they can be (not
+        through mrjob's setup wrapper: then no server is started)."""
         forker = None
         python, env = self._task_python_bin(), combine_local_envs(os.environ, self._cmdenv())
-        if len(python) == 1 and enabled(env):
+        self._create_setup_wrapper_scripts()  # (mrjob's run makes them once: made here first)
+        if len(python) == 1 and enabled(env) and not self._setup_wrapper_script_path:
             try:
                 forker = TaskForker(python[0], env, preload_modules(self._script_path))
             except OSError as e:
