@@ -132,7 +132,7 @@ class TaskForker:
             with self._lock:
                 socket.send_fds(self._sock, [request], [
                     stdin.fileno(), stdout.fileno(), stderr.fileno(), theirs.fileno()])
-            theirs.close()
+            theirs.close()  # (before the wait: an end of file then means the server is gone)
             data = _recv_exactly(mine, _PID.size)
         except OSError as e:
             log.debug("task fork server: %s; the task starts as a fresh interpreter", e)
